@@ -1,0 +1,243 @@
+// schedlab: parse -> build -> run -> report. No logic beyond wiring.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "experiment/experiment.hpp"
+#include "experiment/run.hpp"
+#include "hw/machine.hpp"
+#include "kernel/features.hpp"
+#include "kernel/sched_domain.hpp"
+
+namespace experiment {
+std::string summary_to_json(const obs::Summary& s);
+}
+
+namespace {
+
+int fail(const std::string& msg) {
+  std::cerr << "schedlab: error: " << msg << "\n";
+  return 2;
+}
+
+int cmd_machines() {
+  for (const auto& n : hw::list_machines()) {
+    auto m = hw::load_machine(n);
+    std::printf("%-20s %3d CPUs  %-8s %s\n", n.c_str(), m.topology.nr_cpus(), m.topology.spec().c_str(),
+                m.description.c_str());
+  }
+  return 0;
+}
+
+int cmd_topology(const std::string& name, const std::string& kernel_name) {
+  auto prof = hw::load_machine(name);
+  const std::string kname = kernel_name.empty() ? prof.default_kernel : kernel_name;
+  const auto preset = kernel::load_preset(kname);
+  kernel::SchedDomains sd(prof.topology, preset.version);
+  std::printf("machine %s: %s\n", prof.name.c_str(), prof.description.c_str());
+  std::printf("topology %s, %d CPUs\n", prof.topology.spec().c_str(), prof.topology.nr_cpus());
+  for (int c = 0; c < prof.topology.nr_cpus(); ++c) {
+    const auto& ci = prof.topology.cpu(c);
+    std::printf("  cpu%-3d socket %d  core %-3d thread %d  llc %d\n", c, ci.socket, ci.core, ci.thread, ci.llc);
+  }
+  std::printf("sched domains (%s) of cpu0:\n", kname.c_str());
+  for (const auto& d : sd.of(0)) {
+    std::string groups;
+    for (const auto& g : d.groups) {
+      std::string cpus;
+      g.cpus.for_each([&](int c) { cpus += (cpus.empty() ? "" : ",") + std::to_string(c); });
+      groups += " {" + cpus + "}";
+    }
+    std::printf("  level %d %-5s span %3d  imbalance_pct %d  cache_nice_tries %d  busy_factor %d  interval %lld-%lld ms\n"
+                "        flags %s\n        groups%s\n",
+                d.level, d.name.c_str(), d.span_weight, d.imbalance_pct, d.cache_nice_tries, d.busy_factor,
+                static_cast<long long>(d.min_interval_ms), static_cast<long long>(d.max_interval_ms),
+                kernel::sd_flags_string(d.flags).c_str(), groups.c_str());
+  }
+  return 0;
+}
+
+int cmd_features(const std::string& kname) {
+  std::printf("kernel presets:\n");
+  for (const auto& n : kernel::preset_names()) {
+    auto p = kernel::load_preset(n);
+    std::printf("  %-14s HZ=%-5d %s\n", n.c_str(), p.hz, p.description.c_str());
+  }
+  std::printf("\nfeatures (--features A,NO_B):\n");
+  for (const auto& f : kernel::feature_catalog()) {
+    std::string defaults;
+    for (const auto& n : kernel::preset_names()) {
+      auto p = kernel::load_preset(n);
+      if (!kname.empty() && n != kname) continue;
+      defaults += " " + n + "=" + (p.features.at(f.name) ? "on" : "off");
+    }
+    std::printf("  %-22s [%s]%s\n      %s\n", f.name.c_str(), f.policy.c_str(), defaults.c_str(), f.help.c_str());
+  }
+  std::printf("\nsysctls (--sysctl name=value):\n");
+  for (const auto& s : kernel::sysctl_catalog()) {
+    std::string defaults;
+    for (const auto& n : kernel::preset_names()) {
+      auto p = kernel::load_preset(n);
+      if (!kname.empty() && n != kname) continue;
+      defaults += " " + n + "=" + std::to_string(p.sysctls.at(s.name));
+    }
+    std::printf("  %-28s [%s]%s\n      %s\n", s.name.c_str(), s.unit.c_str(), defaults.c_str(), s.help.c_str());
+  }
+  return 0;
+}
+
+int cmd_bench(int argc, char** argv) {
+  // schedlab perf bench sched <name> [schedlab options] [benchmark options]
+  if (argc < 5 || std::string(argv[2]) != "bench" || std::string(argv[3]) != "sched")
+    return fail("usage: schedlab perf bench sched <messaging|pipe> [options]");
+  const std::string bench = argv[4];
+  CLI::App app{"schedlab perf bench sched " + bench};
+  app.allow_extras();
+  experiment::RunSpec spec;
+  spec.bench = bench;
+  bool json = false, quiet = false, no_check = false;
+  app.add_option("--machine", spec.machine, "machine profile or topology spec (e.g. 2s8c2t)");
+  app.add_option("--kernel", spec.kernel, "kernel preset (default: the machine's)");
+  app.add_option("--features", spec.features, "scheduler features, e.g. A,NO_B");
+  app.add_option("--sysctl", spec.sysctls, "sysctl name=value (repeatable)");
+  app.add_option("--seed", spec.seed, "master seed");
+  app.add_option("--trace", spec.trace_path, "write an ftrace-text trace to FILE");
+  app.add_flag("--json", json, "machine-readable output (docs/json.md)");
+  app.add_flag("--quiet", quiet, "no scheduler statistics");
+  app.add_flag("--no-check", no_check, "skip the invariant checker");
+  try {
+    std::vector<std::string> args;
+    for (int i = argc - 1; i >= 5; --i) args.emplace_back(argv[i]);
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {
+      app.exit(e);
+      return 0;
+    }
+    return fail(e.what());
+  }
+  spec.bench_args = app.remaining();
+  spec.check_invariants = !no_check;
+  experiment::RunOutcome out;
+  try {
+    out = experiment::run_once(spec);
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+  int rc = 0;
+  if (out.run.outcome != kernel::RunResult::Outcome::Completed) {
+    const char* what = out.run.outcome == kernel::RunResult::Outcome::Deadlock ? "deadlock" : "limit reached";
+    std::cerr << "schedlab: " << what << " at simulated time " << out.run.end_ns / 1000 << " us"
+              << (out.run.detail.empty() ? "" : ": " + out.run.detail) << "\n";
+    rc = 3;
+  }
+  if (!out.invariant_errors.empty()) {
+    std::cerr << "schedlab: invariant violated: " << out.invariant_errors << "\n";
+    rc = 4;
+  }
+  if (json) {
+    nlohmann::json j;
+    j["benchmark"] = "sched/" + bench;
+    j["args"] = out.command;
+    j["machine"] = out.machine_name;
+    j["kernel"] = out.kernel_name;
+    j["seed"] = spec.seed;
+    j["metrics"] = nlohmann::json::object();
+    for (const auto& m : out.output.metrics) j["metrics"][m.name] = m.value;
+    j["stats"] = nlohmann::json::parse(experiment::summary_to_json(out.stats));
+    j["outcome"] = out.run.outcome == kernel::RunResult::Outcome::Completed ? "completed" : "incomplete";
+    std::cout << j.dump(2) << "\n";
+    return rc;
+  }
+  std::cout << out.output.text;
+  if (!quiet) {
+    std::cout << "\n# schedlab: machine " << out.machine_name << ", " << out.config << "# seed " << spec.seed
+              << ", " << out.run.events << " events\n";
+    std::cout << obs::format_summary(out.stats);
+  }
+  return rc;
+}
+
+int cmd_run(int argc, char** argv) {
+  CLI::App app{"schedlab run"};
+  std::string file;
+  bool json = false;
+  int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  app.add_option("file", file, "experiment file (TOML)")->required();
+  app.add_flag("--json", json, "machine-readable output (docs/json.md)");
+  app.add_option("--jobs", jobs, "simulations in parallel")->check(CLI::Range(1, 256));
+  try {
+    std::vector<std::string> args;
+    for (int i = argc - 1; i >= 2; --i) args.emplace_back(argv[i]);
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {
+      app.exit(e);
+      return 0;
+    }
+    return fail(e.what());
+  }
+  try {
+    auto exp = experiment::load_experiment(file);
+    auto res = experiment::run_experiment(exp, jobs);
+    std::cout << (json ? experiment::format_json(res) + "\n" : experiment::format_table(res));
+    return res.problems.empty() ? 0 : 3;
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+}
+
+void usage() {
+  std::cout << "schedlab: a deterministic simulator of Linux SMP CPU scheduling\n\n"
+               "  schedlab perf bench sched messaging [-g N] [-l N] [-p] [-t] [options]\n"
+               "  schedlab perf bench sched pipe [-l N] [-T] [options]\n"
+               "      options: --machine M --kernel K --features A,NO_B --sysctl k=v --seed N\n"
+               "               --json --quiet --trace FILE\n"
+               "  schedlab run experiments/<name>.toml [--json] [--jobs N]\n"
+               "  schedlab machines\n"
+               "  schedlab topology <machine> [--kernel K]\n"
+               "  schedlab features [--kernel K]\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    if (argc < 2) {
+      usage();
+      return 2;
+    }
+    const std::string cmd = argv[1];
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+      usage();
+      return 0;
+    }
+    if (cmd == "perf") return cmd_bench(argc, argv);
+    if (cmd == "run") return cmd_run(argc, argv);
+    if (cmd == "machines") return cmd_machines();
+    if (cmd == "topology" || cmd == "features") {
+      CLI::App app{"schedlab " + cmd};
+      std::string machine, kname;
+      if (cmd == "topology") app.add_option("machine", machine, "machine profile or spec")->required();
+      app.add_option("--kernel", kname, "kernel preset");
+      try {
+        std::vector<std::string> args;
+        for (int i = argc - 1; i >= 2; --i) args.emplace_back(argv[i]);
+        app.parse(args);
+      } catch (const CLI::ParseError& e) {
+        if (e.get_exit_code() == 0) {
+          app.exit(e);
+          return 0;
+        }
+        return fail(e.what());
+      }
+      return cmd == "topology" ? cmd_topology(machine, kname) : cmd_features(kname);
+    }
+    usage();
+    return fail("unknown command '" + cmd + "'");
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+}

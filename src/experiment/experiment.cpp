@@ -1,0 +1,364 @@
+#include "experiment/experiment.hpp"
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <toml++/toml.h>
+
+#include "sim/rng.hpp"
+
+namespace experiment {
+
+Experiment load_experiment(const std::string& path) {
+  toml::table t;
+  try {
+    t = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw std::invalid_argument("cannot read experiment '" + path + "': " + std::string(e.description()));
+  }
+  Experiment x;
+  x.name = t["name"].value_or(std::string());
+  x.description = t["description"].value_or(std::string());
+  x.machine = t["machine"].value_or(std::string());
+  x.kernel = t["kernel"].value_or(std::string());
+  x.repeats = static_cast<int>(t["repeats"].value_or(int64_t{5}));
+  x.seed = static_cast<uint64_t>(t["seed"].value_or(int64_t{1}));
+  if (x.name.empty() || x.machine.empty())
+    throw std::invalid_argument(path + ": 'name' and 'machine' are required");
+  if (x.repeats < 1 || x.repeats > 1000) throw std::invalid_argument(path + ": repeats must be 1..1000");
+  if (auto* vs = t["variants"].as_array()) {
+    for (auto& v : *vs) {
+      auto* vt = v.as_table();
+      if (!vt) continue;
+      Variant var;
+      var.name = (*vt)["name"].value_or(std::string());
+      var.kernel = (*vt)["kernel"].value_or(std::string());
+      var.features = (*vt)["features"].value_or(std::string());
+      if (auto* sa = (*vt)["sysctls"].as_array())
+        for (auto& s : *sa) var.sysctls.push_back(s.value_or(std::string()));
+      if (var.name.empty()) throw std::invalid_argument(path + ": every variant needs a name");
+      x.variants.push_back(var);
+    }
+  }
+  if (auto* ws = t["workloads"].as_array()) {
+    for (auto& w : *ws) {
+      auto* wt = w.as_table();
+      if (!wt) continue;
+      Workload wl;
+      wl.command = (*wt)["command"].value_or(std::string());
+      wl.name = (*wt)["name"].value_or(wl.command);
+      x.workloads.push_back(wl);
+    }
+  }
+  if (x.variants.empty()) x.variants.push_back({"baseline", "", "", {}});
+  if (x.workloads.empty()) throw std::invalid_argument(path + ": no [[workloads]]");
+  // Validate early: bad names fail before any simulation runs.
+  for (const auto& w : x.workloads) {
+    std::string b;
+    std::vector<std::string> a;
+    parse_command(w.command, b, a);
+    workload::make_bench(b, a);
+  }
+  return x;
+}
+
+double mean_of(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  long double s = 0;
+  for (double x : v) s += x;
+  return static_cast<double>(s / v.size());
+}
+
+double stddev_of(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  const double m = mean_of(v);
+  long double s = 0;
+  for (double x : v) s += (x - m) * (x - m);
+  return std::sqrt(static_cast<double>(s / (v.size() - 1)));
+}
+
+bool beyond_noise(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 2 || b.size() < 2) return false;
+  const double va = std::pow(stddev_of(a), 2) / a.size();
+  const double vb = std::pow(stddev_of(b), 2) / b.size();
+  const double diff = std::fabs(mean_of(a) - mean_of(b));
+  if (va + vb == 0) return diff > 0;
+  const double t = diff / std::sqrt(va + vb);
+  // Welch-Satterthwaite degrees of freedom; two-sided 95% critical values.
+  const double df = std::pow(va + vb, 2) /
+                    (va * va / (a.size() - 1) + vb * vb / (b.size() - 1));
+  static const double crit[] = {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
+                                2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110,
+                                2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+                                2.052, 2.048, 2.045, 2.042};
+  const int d = std::max(1, static_cast<int>(std::floor(df)));
+  const double c = d <= 30 ? crit[d] : 1.960;
+  return t > c;
+}
+
+ExperimentResult run_experiment(const Experiment& exp, int jobs) {
+  struct Job {
+    size_t w, v;
+    int r;
+  };
+  std::vector<Job> todo;
+  for (size_t w = 0; w < exp.workloads.size(); ++w)
+    for (size_t v = 0; v < exp.variants.size(); ++v)
+      for (int r = 0; r < exp.repeats; ++r) todo.push_back({w, v, r});
+  std::vector<RunOutcome> results(todo.size());
+  std::vector<std::string> errors(todo.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    for (size_t i; (i = next++) < todo.size();) {
+      const Job& j = todo[i];
+      RunSpec spec;
+      spec.machine = exp.machine;
+      spec.kernel = exp.variants[j.v].kernel.empty() ? exp.kernel : exp.variants[j.v].kernel;
+      spec.features = exp.variants[j.v].features;
+      spec.sysctls = exp.variants[j.v].sysctls;
+      // Repeat r of every variant uses the same seed: paired comparisons.
+      spec.seed = exp.seed + static_cast<uint64_t>(j.r) * 7919;
+      parse_command(exp.workloads[j.w].command, spec.bench, spec.bench_args);
+      try {
+        results[i] = run_once(spec);
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 0; t < std::max(1, jobs); ++t) pool.emplace_back(worker);
+  for (auto& th : pool) th.join();
+  for (const auto& e : errors)
+    if (!e.empty()) throw std::invalid_argument(e);
+
+  ExperimentResult res;
+  res.exp = exp;
+  for (size_t w = 0; w < exp.workloads.size(); ++w) {
+    std::vector<std::vector<workload::Metric>> per_variant_first;
+    std::map<std::string, std::vector<double>> baseline;
+    for (size_t v = 0; v < exp.variants.size(); ++v) {
+      std::map<std::string, CellResult> cells;
+      std::vector<std::string> order;
+      std::vector<obs::Summary> sums;
+      for (size_t i = 0; i < todo.size(); ++i) {
+        if (todo[i].w != w || todo[i].v != v) continue;
+        const RunOutcome& o = results[i];
+        if (o.run.outcome != kernel::RunResult::Outcome::Completed)
+          res.problems.push_back(exp.workloads[w].name + " / " + exp.variants[v].name +
+                                 ": simulation did not complete (" + o.run.detail + ")");
+        if (!o.invariant_errors.empty())
+          res.problems.push_back(exp.workloads[w].name + " / " + exp.variants[v].name +
+                                 ": invariant violated: " + o.invariant_errors);
+        for (const auto& m : o.output.metrics) {
+          auto& c = cells[m.name];
+          if (c.values.empty()) order.push_back(m.name);
+          c.workload = exp.workloads[w].name;
+          c.variant = exp.variants[v].name;
+          c.metric = m.name;
+          c.unit = m.unit;
+          c.higher_is_better = m.higher_is_better;
+          c.values.push_back(m.value);
+        }
+        sums.push_back(o.stats);
+      }
+      for (const auto& name : order) {
+        CellResult c = cells[name];
+        c.mean = mean_of(c.values);
+        c.stddev = stddev_of(c.values);
+        c.is_baseline = v == 0;
+        if (v == 0) {
+          baseline[name] = c.values;
+        } else if (baseline.count(name)) {
+          const double b = mean_of(baseline[name]);
+          c.change_pct = b != 0 ? 100.0 * (c.mean - b) / b : 0;
+          c.beyond_noise = beyond_noise(baseline[name], c.values);
+        }
+        res.cells.push_back(c);
+      }
+      // Average the explanatory statistics over the repeats.
+      obs::Summary avg;
+      if (!sums.empty()) {
+        avg = sums.front();
+        const double n = static_cast<double>(sums.size());
+        auto avg_i = [&](auto getter) {
+          long double s = 0;
+          for (const auto& x : sums) s += getter(x);
+          return static_cast<int64_t>(std::llround(static_cast<double>(s / n)));
+        };
+        auto avg_d = [&](auto getter) {
+          long double s = 0;
+          for (const auto& x : sums) s += getter(x);
+          return static_cast<double>(s / n);
+        };
+        avg.elapsed_ns = avg_i([](const obs::Summary& x) { return x.elapsed_ns; });
+        avg.context_switches = avg_i([](const obs::Summary& x) { return x.context_switches; });
+        avg.migrations = avg_i([](const obs::Summary& x) { return x.migrations; });
+        for (auto& [lvl, cnt] : avg.migrations_by_level)
+          cnt = avg_i([&](const obs::Summary& x) {
+            auto it = x.migrations_by_level.find(lvl);
+            return it == x.migrations_by_level.end() ? int64_t{0} : it->second;
+          });
+        avg.wakeups = avg_i([](const obs::Summary& x) { return x.wakeups; });
+        avg.wakeups_local = avg_i([](const obs::Summary& x) { return x.wakeups_local; });
+        avg.wakeups_remote = avg_i([](const obs::Summary& x) { return x.wakeups_remote; });
+        avg.wake_affine_attempts = avg_i([](const obs::Summary& x) { return x.wake_affine_attempts; });
+        avg.wake_affine_pulls = avg_i([](const obs::Summary& x) { return x.wake_affine_pulls; });
+        avg.run_delay_count = avg_i([](const obs::Summary& x) { return x.run_delay_count; });
+        avg.run_delay_avg_us = avg_d([](const obs::Summary& x) { return x.run_delay_avg_us; });
+        avg.run_delay_p50_us = avg_d([](const obs::Summary& x) { return x.run_delay_p50_us; });
+        avg.run_delay_p99_us = avg_d([](const obs::Summary& x) { return x.run_delay_p99_us; });
+        avg.run_delay_max_us = avg_d([](const obs::Summary& x) { return x.run_delay_max_us; });
+        for (auto& [kind, b] : avg.balance) {
+          auto get = [&](const obs::Summary& x) {
+            auto it = x.balance.find(kind);
+            return it == x.balance.end() ? obs::BalanceCounters{} : it->second;
+          };
+          b.attempts = avg_i([&](const obs::Summary& x) { return get(x).attempts; });
+          b.successes = avg_i([&](const obs::Summary& x) { return get(x).successes; });
+          b.tasks_moved = avg_i([&](const obs::Summary& x) { return get(x).tasks_moved; });
+          b.cost_ns = avg_i([&](const obs::Summary& x) { return get(x).cost_ns; });
+        }
+        for (size_t c = 0; c < avg.idle_ns_per_cpu.size(); ++c)
+          avg.idle_ns_per_cpu[c] = avg_i([&](const obs::Summary& x) { return x.idle_ns_per_cpu[c]; });
+        avg.idle_ns_total = avg_i([](const obs::Summary& x) { return x.idle_ns_total; });
+        avg.busy_ns_total = avg_i([](const obs::Summary& x) { return x.busy_ns_total; });
+        avg.spin_ns_total = avg_i([](const obs::Summary& x) { return x.spin_ns_total; });
+        avg.wasted_ns = avg_i([](const obs::Summary& x) { return x.wasted_ns; });
+        for (auto& [k, v2] : avg.policy)
+          v2 = avg_i([&, key = k](const obs::Summary& x) {
+            for (const auto& [kk, vv] : x.policy)
+              if (kk == key) return vv;
+            return int64_t{0};
+          });
+      }
+      res.stats.emplace_back(exp.workloads[w].name, exp.variants[v].name, avg);
+    }
+  }
+  return res;
+}
+
+std::string format_table(const ExperimentResult& r) {
+  std::ostringstream o;
+  char buf[512];
+  o << "experiment " << r.exp.name << "  machine " << r.exp.machine;
+  if (!r.exp.kernel.empty()) o << "  kernel " << r.exp.kernel;
+  o << "  repeats " << r.exp.repeats << "  seed " << r.exp.seed << "\n\n";
+  std::snprintf(buf, sizeof buf, "%-34s %-18s %-13s %24s %9s  %s\n", "workload", "variant", "metric",
+                "mean +- stddev", "change", "beyond noise");
+  o << buf;
+  std::string last_workload;
+  for (const auto& c : r.cells) {
+    char val[64];
+    std::snprintf(val, sizeof val, "%.4g +- %.2g %s", c.mean, c.stddev, c.unit.c_str());
+    char chg[32];
+    if (c.is_baseline)
+      std::snprintf(chg, sizeof chg, "%s", "-");
+    else
+      std::snprintf(chg, sizeof chg, "%+.1f%%", c.change_pct);
+    const std::string wl = c.workload == last_workload ? "" : c.workload;
+    last_workload = c.workload;
+    std::snprintf(buf, sizeof buf, "%-34s %-18s %-13s %24s %9s  %s\n", wl.c_str(), c.variant.c_str(),
+                  c.metric.c_str(), val, chg, c.is_baseline ? "" : (c.beyond_noise ? "yes" : "no"));
+    o << buf;
+  }
+  o << "\nWhy (mean over repeats, timed window only):\n";
+  std::snprintf(buf, sizeof buf, "%-34s %-18s %9s %9s %9s %7s %8s %8s %9s %8s %9s %9s\n", "workload", "variant",
+                "ctxsw", "migr", "wakeups", "remote", "affine", "rundelay", "p99", "idle%", "balances", "wasted");
+  o << buf;
+  for (const auto& [wl, var, s] : r.stats) {
+    int64_t bal = 0, bal_ok = 0;
+    for (const auto& [k, b] : s.balance) {
+      bal += b.attempts;
+      bal_ok += b.successes;
+    }
+    const double ncpu = static_cast<double>(s.idle_ns_per_cpu.size());
+    const double idle_pct = s.elapsed_ns > 0 ? 100.0 * static_cast<double>(s.idle_ns_total) /
+                                                   (static_cast<double>(s.elapsed_ns) * ncpu)
+                                             : 0;
+    char balbuf[32], wasted[32], rd[32], p99[32];
+    std::snprintf(balbuf, sizeof balbuf, "%lld/%lld", static_cast<long long>(bal_ok), static_cast<long long>(bal));
+    std::snprintf(wasted, sizeof wasted, "%.1fms", static_cast<double>(s.wasted_ns) / 1e6);
+    std::snprintf(rd, sizeof rd, "%.1fus", s.run_delay_avg_us);
+    std::snprintf(p99, sizeof p99, "%.0fus", s.run_delay_p99_us);
+    std::snprintf(buf, sizeof buf, "%-34s %-18s %9lld %9lld %9lld %7lld %8lld %8s %9s %7.1f%% %9s %9s\n",
+                  wl.c_str(), var.c_str(), static_cast<long long>(s.context_switches),
+                  static_cast<long long>(s.migrations), static_cast<long long>(s.wakeups),
+                  static_cast<long long>(s.wakeups_remote), static_cast<long long>(s.wake_affine_pulls), rd, p99,
+                  idle_pct, balbuf, wasted);
+    o << buf;
+  }
+  for (const auto& p : r.problems) o << "PROBLEM: " << p << "\n";
+  return o.str();
+}
+
+namespace {
+nlohmann::json summary_json(const obs::Summary& s) {
+  nlohmann::json j;
+  j["elapsed_ns"] = s.elapsed_ns;
+  j["context_switches"] = s.context_switches;
+  j["migrations"] = s.migrations;
+  j["migrations_by_level"] = s.migrations_by_level;
+  j["wakeups"] = s.wakeups;
+  j["wakeups_local"] = s.wakeups_local;
+  j["wakeups_remote"] = s.wakeups_remote;
+  j["wake_affine_attempts"] = s.wake_affine_attempts;
+  j["wake_affine_pulls"] = s.wake_affine_pulls;
+  j["run_delay_us"] = {{"avg", s.run_delay_avg_us},
+                       {"p50", s.run_delay_p50_us},
+                       {"p99", s.run_delay_p99_us},
+                       {"max", s.run_delay_max_us},
+                       {"samples", s.run_delay_count}};
+  nlohmann::json bal = nlohmann::json::object();
+  for (const auto& [k, b] : s.balance)
+    bal[k] = {{"attempts", b.attempts}, {"successes", b.successes}, {"tasks_moved", b.tasks_moved},
+              {"cost_ns", b.cost_ns}};
+  j["balance"] = bal;
+  j["idle_ns_per_cpu"] = s.idle_ns_per_cpu;
+  j["idle_ns_total"] = s.idle_ns_total;
+  j["busy_ns_total"] = s.busy_ns_total;
+  j["spin_ns_total"] = s.spin_ns_total;
+  j["wasted_ns"] = s.wasted_ns;
+  nlohmann::json pol = nlohmann::json::object();
+  for (const auto& [k, v] : s.policy) pol[k] = v;
+  j["policy"] = pol;
+  return j;
+}
+}  // namespace
+
+std::string summary_to_json(const obs::Summary& s) { return summary_json(s).dump(); }
+
+std::string format_json(const ExperimentResult& r) {
+  nlohmann::json j;
+  j["experiment"] = r.exp.name;
+  j["machine"] = r.exp.machine;
+  j["kernel"] = r.exp.kernel;
+  j["repeats"] = r.exp.repeats;
+  j["seed"] = r.exp.seed;
+  j["results"] = nlohmann::json::array();
+  for (const auto& c : r.cells) {
+    nlohmann::json cj = {{"workload", c.workload},
+                         {"variant", c.variant},
+                         {"metric", c.metric},
+                         {"unit", c.unit},
+                         {"higher_is_better", c.higher_is_better},
+                         {"values", c.values},
+                         {"mean", c.mean},
+                         {"stddev", c.stddev},
+                         {"change_pct", c.is_baseline ? nlohmann::json(nullptr) : nlohmann::json(c.change_pct)},
+                         {"beyond_noise", c.is_baseline ? nlohmann::json(nullptr) : nlohmann::json(c.beyond_noise)}};
+    j["results"].push_back(cj);
+  }
+  nlohmann::json stats = nlohmann::json::object();
+  for (const auto& [wl, var, s] : r.stats) stats[var][wl] = summary_json(s);
+  j["stats"] = stats;
+  j["problems"] = r.problems;
+  return j.dump(2);
+}
+
+}  // namespace experiment

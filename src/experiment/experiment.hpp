@@ -1,0 +1,65 @@
+// Experiments: variants x workloads x repeats on one machine, answered with
+// one table (mean +- stddev, change against the first variant, and whether
+// the change is beyond run-to-run noise) and the statistics that explain it.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "experiment/run.hpp"
+
+namespace experiment {
+
+struct Variant {
+  std::string name;
+  std::string kernel;  // "" = the experiment's kernel
+  std::string features;
+  std::vector<std::string> sysctls;
+};
+
+struct Workload {
+  std::string name;
+  std::string command;  // "perf bench sched messaging -g 10 -l 100"
+};
+
+struct Experiment {
+  std::string name;
+  std::string description;
+  std::string machine;
+  std::string kernel;
+  int repeats = 5;
+  uint64_t seed = 1;
+  std::vector<Variant> variants;
+  std::vector<Workload> workloads;
+};
+
+Experiment load_experiment(const std::string& path);
+
+struct CellResult {  // one workload x variant x metric
+  std::string workload, variant, metric, unit;
+  bool higher_is_better = false;
+  std::vector<double> values;
+  double mean = 0, stddev = 0, change_pct = 0;
+  bool beyond_noise = false;
+  bool is_baseline = false;
+};
+
+struct ExperimentResult {
+  Experiment exp;
+  std::vector<CellResult> cells;
+  // Mean statistics per workload and variant.
+  std::vector<std::tuple<std::string, std::string, obs::Summary>> stats;
+  std::vector<std::string> problems;  // deadlocks, invariant failures
+};
+
+// Runs every simulation, `jobs` at a time (deterministic regardless of jobs).
+ExperimentResult run_experiment(const Experiment& exp, int jobs);
+std::string format_table(const ExperimentResult& r);
+std::string format_json(const ExperimentResult& r);
+
+// Welch's t-test at 95%: is the difference of the means beyond noise?
+bool beyond_noise(const std::vector<double>& a, const std::vector<double>& b);
+double mean_of(const std::vector<double>& v);
+double stddev_of(const std::vector<double>& v);
+
+}  // namespace experiment

@@ -1,0 +1,52 @@
+#include "experiment/run.hpp"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "obs/trace.hpp"
+
+namespace experiment {
+
+void parse_command(const std::string& command, std::string& bench, std::vector<std::string>& args) {
+  std::istringstream in(command);
+  std::vector<std::string> w;
+  for (std::string s; in >> s;) w.push_back(s);
+  if (w.size() < 4 || w[0] != "perf" || w[1] != "bench" || w[2] != "sched")
+    throw std::invalid_argument("workload command must look like 'perf bench sched <messaging|pipe> ...': '" +
+                                command + "'");
+  bench = w[3];
+  args.assign(w.begin() + 4, w.end());
+}
+
+RunOutcome run_once(const RunSpec& spec) {
+  hw::Machine machine(hw::load_machine(spec.machine));
+  const std::string kname = spec.kernel.empty() ? machine.profile().default_kernel : spec.kernel;
+  kernel::KernelConfig cfg(kernel::load_preset(kname));
+  cfg.apply_features(spec.features);
+  for (const auto& s : spec.sysctls) cfg.apply_sysctl(s);
+  auto bench = workload::make_bench(spec.bench, spec.bench_args);
+
+  kernel::Kernel k(machine, cfg, spec.seed);
+  obs::StatsCollector stats(k.domains().level_names());
+  k.add_observer(&stats);
+  std::unique_ptr<obs::FtraceWriter> trace;
+  if (!spec.trace_path.empty()) {
+    trace = std::make_unique<obs::FtraceWriter>(machine.nr_cpus());
+    k.add_observer(trace.get());
+  }
+  bench->start(k, [&] { stats.reset(k); });
+
+  RunOutcome out;
+  out.run = k.run(spec.time_limit_ns, spec.event_limit);
+  out.output = bench->finish();
+  out.stats = stats.summarize(k);
+  out.machine_name = machine.profile().name;
+  out.kernel_name = kname;
+  out.command = bench->command();
+  out.config = cfg.describe();
+  if (spec.check_invariants) out.invariant_errors = k.check_invariants();
+  if (trace) trace->write(spec.trace_path);
+  return out;
+}
+
+}  // namespace experiment

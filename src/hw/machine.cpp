@@ -1,0 +1,214 @@
+#include "hw/machine.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <stdexcept>
+#include <toml++/toml.h>
+
+namespace hw {
+
+const std::vector<CostParamInfo>& cost_params() {
+  static const std::vector<CostParamInfo> params = {
+#define COST(name, unit, help) {#name, unit, help},
+#include "hw/costs.def"
+#undef COST
+  };
+  return params;
+}
+
+namespace {
+
+int64_t* cost_slot(Costs& c, size_t index) {
+  size_t i = 0;
+#define COST(name, unit, help) \
+  if (i++ == index) return &c.name;
+#include "hw/costs.def"
+#undef COST
+  return nullptr;
+}
+
+namespace fs = std::filesystem;
+
+std::vector<fs::path> search_dirs() {
+  std::vector<fs::path> dirs;
+  if (const char* env = std::getenv("SCHEDLAB_MACHINES")) dirs.emplace_back(env);
+  dirs.emplace_back("machines");
+#ifdef SCHEDLAB_SOURCE_DIR
+  dirs.emplace_back(fs::path(SCHEDLAB_SOURCE_DIR) / "machines");
+#endif
+  return dirs;
+}
+
+MachineProfile parse_profile(const fs::path& file) {
+  toml::table tbl;
+  try {
+    tbl = toml::parse_file(file.string());
+  } catch (const toml::parse_error& e) {
+    throw std::invalid_argument("cannot parse machine profile " + file.string() + ": " +
+                                std::string(e.description()));
+  }
+  MachineProfile m;
+  m.file = file.string();
+  m.name = tbl["machine"]["name"].value_or(file.stem().string());
+  m.description = tbl["machine"]["description"].value_or(std::string());
+  m.default_kernel = tbl["machine"]["default_kernel"].value_or(std::string("linux-4.0"));
+  const std::string spec = tbl["machine"]["topology"].value_or(std::string());
+  if (spec.empty()) throw std::invalid_argument(file.string() + ": machine.topology missing");
+  const Topology parsed = Topology::from_spec(spec);
+  const bool private_llc = tbl["machine"]["private_llc"].value_or(false);
+  m.topology = Topology(parsed.sockets(), parsed.cores_per_socket(), parsed.threads_per_core(),
+                        private_llc);
+  if (auto* slit = tbl["machine"]["numa_distance"].as_array()) {
+    std::vector<std::vector<int>> rows;
+    for (auto& row : *slit) {
+      std::vector<int> r;
+      if (auto* a = row.as_array())
+        for (auto& v : *a) r.push_back(static_cast<int>(v.value_or(int64_t{0})));
+      rows.push_back(r);
+    }
+    m.topology.set_node_distances(rows);
+  }
+  const auto& params = cost_params();
+  m.cost_sources.assign(params.size(), "");
+  auto* costs = tbl["costs"].as_table();
+  if (!costs) throw std::invalid_argument(file.string() + ": [costs] table missing");
+  for (size_t i = 0; i < params.size(); ++i) {
+    auto* entry = (*costs)[params[i].name].as_table();
+    if (!entry)
+      throw std::invalid_argument(file.string() + ": cost '" + params[i].name + "' missing");
+    auto v = (*entry)["value"].value<int64_t>();
+    auto src = (*entry)["source"].value<std::string>();
+    auto unit = (*entry)["unit"].value<std::string>();
+    if (!v || *v < 0)
+      throw std::invalid_argument(file.string() + ": cost '" + params[i].name +
+                                  "' needs a non-negative integer value");
+    if (!src || src->empty())
+      throw std::invalid_argument(file.string() + ": cost '" + params[i].name + "' needs a source");
+    if (!unit || *unit != params[i].unit)
+      throw std::invalid_argument(file.string() + ": cost '" + params[i].name + "' must have unit '" +
+                                  params[i].unit + "'");
+    *cost_slot(m.costs, i) = *v;
+    m.cost_sources[i] = *src;
+  }
+  for (auto& [key, _] : *costs) {
+    bool known = std::any_of(params.begin(), params.end(),
+                             [&](const CostParamInfo& p) { return key.str() == p.name; });
+    if (!known)
+      throw std::invalid_argument(file.string() + ": unknown cost '" + std::string(key.str()) + "'");
+  }
+  if (m.costs.cache_line_bytes <= 0 || m.costs.refill_mlp <= 0 ||
+      m.costs.smt_throughput_permille <= 0 || m.costs.smt_throughput_permille > 1000)
+    throw std::invalid_argument(file.string() + ": cache_line_bytes, refill_mlp must be > 0 and "
+                                "smt_throughput_permille in 1..1000");
+  if (auto* states = tbl["idle_states"].as_array()) {
+    for (auto& s : *states) {
+      auto* t = s.as_table();
+      if (!t) continue;
+      IdleState st;
+      st.name = (*t)["name"].value_or(std::string("?"));
+      st.exit_latency_ns = (*t)["exit_latency_ns"].value_or(int64_t{0});
+      st.target_residency_ns = (*t)["target_residency_ns"].value_or(int64_t{0});
+      st.polling = (*t)["polling"].value_or(false);
+      st.source = (*t)["source"].value_or(std::string());
+      m.idle_states.push_back(st);
+    }
+  }
+  if (m.idle_states.empty())
+    throw std::invalid_argument(file.string() + ": at least one [[idle_states]] entry needed");
+  return m;
+}
+
+std::optional<fs::path> find_profile(const std::string& name) {
+  fs::path direct(name);
+  if (direct.extension() == ".toml") {
+    if (fs::exists(direct)) return direct;
+    return std::nullopt;
+  }
+  for (const auto& d : search_dirs()) {
+    auto p = d / (name + ".toml");
+    if (fs::exists(p)) return p;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string machines_dir() {
+  for (const auto& d : search_dirs())
+    if (fs::exists(d / "generic.toml")) return d.string();
+  return "machines";
+}
+
+MachineProfile load_machine(const std::string& name) {
+  if (auto p = find_profile(name)) return parse_profile(*p);
+  if (fs::path(name).extension() == ".toml")
+    throw std::invalid_argument("cannot read machine profile '" + name + "'");
+  if (!name.empty() && std::isdigit(static_cast<unsigned char>(name[0]))) {
+    Topology topo = Topology::from_spec(name);
+    auto generic = find_profile("generic");
+    if (!generic) throw std::invalid_argument("machines/generic.toml not found");
+    MachineProfile m = parse_profile(*generic);
+    m.name = name;
+    m.description = "topology " + name + " with the costs of " + m.file;
+    m.topology = topo;
+    return m;
+  }
+  throw std::invalid_argument("unknown machine '" + name +
+                              "' (see 'schedlab machines', or give a spec like 2s8c2t)");
+}
+
+std::vector<std::string> list_machines() {
+  std::vector<std::string> names;
+  for (const auto& d : search_dirs()) {
+    if (!fs::is_directory(d)) continue;
+    for (const auto& e : fs::directory_iterator(d))
+      if (e.path().extension() == ".toml") names.push_back(e.path().stem().string());
+    if (!names.empty()) break;
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Machine::Machine(MachineProfile profile) : profile_(std::move(profile)) {
+  const int n = nr_cpus();
+  executing_.assign(static_cast<size_t>(n), false);
+  siblings_.resize(static_cast<size_t>(n));
+  for (int c = 0; c < n; ++c)
+    topo().smt_mask(c).for_each([&](int s) {
+      if (s != c) siblings_[static_cast<size_t>(c)].push_back(s);
+    });
+}
+
+void Machine::set_executing(int cpu, bool on) {
+  if (executing_[static_cast<size_t>(cpu)] == on) return;
+  executing_[static_cast<size_t>(cpu)] = on;
+  if (on_rate_change_)
+    for (int s : siblings_[static_cast<size_t>(cpu)]) on_rate_change_(s);
+}
+
+int Machine::rate_permille(int cpu) const {
+  for (int s : siblings_[static_cast<size_t>(cpu)])
+    if (executing_[static_cast<size_t>(s)]) return static_cast<int>(costs().smt_throughput_permille);
+  return 1000;
+}
+
+int64_t Machine::line_transfer(int from, int to) const {
+  switch (topo().distance(from, to)) {
+    case Distance::SameCpu: return 0;
+    case Distance::SmtSibling: return costs().line_transfer_smt;
+    case Distance::SameLlc: return costs().line_transfer_llc;
+    case Distance::SameNode: return costs().line_transfer_node;
+    case Distance::RemoteNode: return costs().line_transfer_remote;
+  }
+  return 0;
+}
+
+int64_t Machine::transfer_cost(int from, int to, int64_t bytes) const {
+  if (from < 0 || from == to || bytes <= 0) return 0;
+  const int64_t lines = (bytes + costs().cache_line_bytes - 1) / costs().cache_line_bytes;
+  // Lines are fetched refill_mlp at a time; at least one full transfer.
+  return std::max<int64_t>(1, (lines + costs().refill_mlp - 1) / costs().refill_mlp) *
+         line_transfer(from, to);
+}
+
+}  // namespace hw

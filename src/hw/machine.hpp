@@ -1,0 +1,84 @@
+// A modelled machine: topology, cost parameters and idle states (all data,
+// loaded from a profile under machines/), plus the hardware-side execution
+// interface: how fast each CPU executes right now.
+//
+// A physical CPU always executes, at full speed or at the SMT-shared rate
+// when its sibling is busy. The ExecutionBacking hook lets a later layer
+// (virt/) make a CPU's progress depend on something else, e.g. a host task
+// that backs a vCPU; hw/ only defines the interface.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hw/topology.hpp"
+
+namespace hw {
+
+struct Costs {
+#define COST(name, unit, help) int64_t name = -1;
+#include "hw/costs.def"
+#undef COST
+};
+
+struct CostParamInfo {
+  const char* name;
+  const char* unit;
+  const char* help;
+};
+const std::vector<CostParamInfo>& cost_params();
+
+struct IdleState {
+  std::string name;
+  int64_t exit_latency_ns = 0;
+  int64_t target_residency_ns = 0;
+  bool polling = false;  // the CPU polls need_resched: no IPI needed, no exit latency
+  std::string source;
+};
+
+struct MachineProfile {
+  std::string name;
+  std::string description;
+  Topology topology{1, 1, 1};
+  Costs costs;
+  std::vector<std::string> cost_sources;  // indexed like cost_params()
+  std::vector<IdleState> idle_states;     // shallowest first
+  std::string default_kernel;
+  std::string file;  // where it was loaded from ("" for built-in spec machines)
+};
+
+// Loads machines/<name>.toml, or a path to a .toml file, or builds a machine
+// from a topology spec ("2s8c2t") with the costs of machines/generic.toml.
+MachineProfile load_machine(const std::string& name_or_spec);
+std::vector<std::string> list_machines();
+std::string machines_dir();
+
+// Execution rates. Rates are in permille of solo throughput.
+class Machine {
+ public:
+  explicit Machine(MachineProfile profile);
+  [[nodiscard]] const MachineProfile& profile() const { return profile_; }
+  [[nodiscard]] const Topology& topo() const { return profile_.topology; }
+  [[nodiscard]] const Costs& costs() const { return profile_.costs; }
+  [[nodiscard]] int nr_cpus() const { return topo().nr_cpus(); }
+
+  // The kernel tells the hardware whether a CPU is executing (anything but
+  // idle). Siblings whose rate changes are reported to the rate listener.
+  void set_executing(int cpu, bool executing);
+  [[nodiscard]] bool executing(int cpu) const { return executing_[static_cast<size_t>(cpu)]; }
+  [[nodiscard]] int rate_permille(int cpu) const;
+  void set_rate_listener(std::function<void(int cpu)> f) { on_rate_change_ = std::move(f); }
+
+  // Cost of moving `bytes` of data last touched on `from` to `to`.
+  [[nodiscard]] int64_t line_transfer(int from, int to) const;
+  [[nodiscard]] int64_t transfer_cost(int from, int to, int64_t bytes) const;
+
+ private:
+  MachineProfile profile_;
+  std::vector<bool> executing_;
+  std::vector<std::vector<int>> siblings_;
+  std::function<void(int)> on_rate_change_;
+};
+
+}  // namespace hw

@@ -1,0 +1,186 @@
+#include "kernel/features.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+namespace kernel {
+
+const std::vector<FeatureInfo>& feature_catalog() {
+  // kernel/sched/features.h (v4.0) for the CFS entries.
+  static const std::vector<FeatureInfo> f = {
+      {"GENTLE_FAIR_SLEEPERS", "cfs", "halve the sleeper credit of place_entity() (latency/2)"},
+      {"START_DEBIT", "cfs", "place a forked task one vslice after min_vruntime"},
+      {"NEXT_BUDDY", "cfs", "prefer the last wakee when picking the next entity"},
+      {"LAST_BUDDY", "cfs", "prefer the preempted task when picking the next entity"},
+      {"CACHE_HOT_BUDDY", "cfs", "task_hot() treats the next buddy as cache hot"},
+      {"WAKEUP_PREEMPTION", "cfs", "a waking task may preempt the current one"},
+      {"LB_BIAS", "cfs", "source_load()/target_load() use the cpu_load[] history"},
+      {"TTWU_QUEUE", "cfs", "wakeups across LLCs are queued on the target's wake list (IPI)"},
+      {"LB_MIN", "cfs", "load balancing skips tasks with tiny load"},
+      {"WAKE_WIDE", "cfs", "wake_affine() refuses affine wakeups when wake_wide() (3.12+)"},
+      {"NEWIDLE_COST", "cfs",
+       "idle_balance() compares avg_idle with per-domain max_newidle_lb_cost (3.13+); "
+       "off = the 3.10 gate avg_idle < sched_migration_cost"},
+      {"SYNC_WAKEUPS", "linux24", "2.4 sync wakeups skip reschedule_idle() (no IPI, no preemption)"},
+      {"SCHEDULE_TAIL_PUSH", "linux24",
+       "__schedule_tail() offers a preempted task to another CPU via reschedule_idle()"},
+  };
+  return f;
+}
+
+const std::vector<SysctlInfo>& sysctl_catalog() {
+  static const std::vector<SysctlInfo> s = {
+      {"sched_latency_ns", "ns", "CFS targeted preemption latency (before CPU-count scaling)"},
+      {"sched_min_granularity_ns", "ns", "CFS minimal preemption granularity (before scaling)"},
+      {"sched_wakeup_granularity_ns", "ns", "CFS wakeup preemption granularity (before scaling)"},
+      {"sched_migration_cost_ns", "ns", "task_hot() window and idle_balance() gate"},
+      {"sched_nr_migrate", "tasks", "max tasks moved per load_balance() pass"},
+      {"sched_child_runs_first", "bool", "a forked child runs before its parent"},
+      {"sched_tunable_scaling", "enum", "0 none, 1 log (1+ilog2(ncpus)), 2 linear"},
+      {"pipe_buffers", "pages", "pipe capacity in pages (16 since 2.6.11; 1 page on 2.4)"},
+      {"unix_sndbuf", "bytes", "AF_UNIX sk_sndbuf (wmem_default)"},
+      {"unix_skb_truesize_100", "bytes", "skb truesize charged for a 100-byte AF_UNIX write"},
+  };
+  return s;
+}
+
+const std::vector<std::string>& preset_names() {
+  static const std::vector<std::string> n = {"linux-2.4.19", "linux-3.10", "linux-4.0"};
+  return n;
+}
+
+namespace {
+std::map<std::string, int64_t> cfs_sysctls() {
+  return {{"sched_latency_ns", 6000000},
+          {"sched_min_granularity_ns", 750000},
+          {"sched_wakeup_granularity_ns", 1000000},
+          {"sched_migration_cost_ns", 500000},
+          {"sched_nr_migrate", 32},
+          {"sched_child_runs_first", 0},
+          {"sched_tunable_scaling", 1},
+          {"pipe_buffers", 16},
+          // net/core/sock.c: SK_WMEM_MAX = SKB_TRUESIZE(256) * 256 = 212992 on x86_64.
+          {"unix_sndbuf", 212992},
+          // __alloc_skb: kmalloc-512 for 128+320 B, truesize = SKB_TRUESIZE(192) = 768.
+          {"unix_skb_truesize_100", 768}};
+}
+std::map<std::string, bool> all_features_off() {
+  std::map<std::string, bool> m;
+  for (const auto& f : feature_catalog()) m[f.name] = false;
+  return m;
+}
+}  // namespace
+
+Preset load_preset(const std::string& name) {
+  Preset p;
+  p.name = name;
+  p.features = all_features_off();
+  if (name == "linux-4.0" || name == "linux-3.10") {
+    p.policy = PolicyKind::Cfs;
+    // CONFIG_HZ=1000 as in the RHEL 7 / Fedora server configs of the era.
+    p.hz = 1000;
+    p.version = name == "linux-4.0" ? 400 : 310;
+    p.description = name == "linux-4.0"
+                        ? "CFS as in Linux 4.0 (kernel/sched/fair.c, April 2015)"
+                        : "CFS as in Linux 3.10: no wake_wide(), 2.6.32-style idle_balance() gate";
+    for (const char* f : {"GENTLE_FAIR_SLEEPERS", "START_DEBIT", "LAST_BUDDY", "CACHE_HOT_BUDDY",
+                          "WAKEUP_PREEMPTION", "LB_BIAS", "TTWU_QUEUE"})
+      p.features[f] = true;
+    p.features["WAKE_WIDE"] = p.version >= 312;
+    p.features["NEWIDLE_COST"] = p.version >= 313;
+    p.sysctls = cfs_sysctls();
+  } else if (name == "linux-2.4.19") {
+    p.policy = PolicyKind::Linux24;
+    p.hz = 100;  // asm-i386/param.h
+    p.version = 204;
+    p.description = "Linux 2.4.19: one global runqueue, goodness() scan, counter epochs";
+    p.features["SYNC_WAKEUPS"] = true;
+    p.features["SCHEDULE_TAIL_PUSH"] = true;
+    p.sysctls = cfs_sysctls();
+    p.sysctls["pipe_buffers"] = 1;  // one 4 KiB page (fs/pipe.c, PIPE_SIZE)
+    // 2.4.19: SK_WMEM_MAX = 65535; truesize = SKB_DATA_ALIGN(100) + sizeof(sk_buff) = 128 + 160.
+    p.sysctls["unix_sndbuf"] = 65535;
+    p.sysctls["unix_skb_truesize_100"] = 288;
+  } else {
+    std::string known;
+    for (const auto& n : preset_names()) known += (known.empty() ? "" : ", ") + n;
+    throw std::invalid_argument("unknown kernel preset '" + name + "' (known: " + known + ")");
+  }
+  return p;
+}
+
+void KernelConfig::apply_features(const std::string& list) {
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    item.erase(std::remove_if(item.begin(), item.end(), ::isspace), item.end());
+    if (item.empty()) continue;
+    bool value = true;
+    std::string name = item;
+    if (name.rfind("NO_", 0) == 0) {
+      value = false;
+      name = name.substr(3);
+    }
+    auto it = preset_.features.find(name);
+    if (it == preset_.features.end())
+      throw std::invalid_argument("unknown feature '" + name + "' (see 'schedlab features')");
+    it->second = value;
+  }
+}
+
+void KernelConfig::apply_sysctl(const std::string& assignment) {
+  auto eq = assignment.find('=');
+  if (eq == std::string::npos)
+    throw std::invalid_argument("sysctl '" + assignment + "' must be name=value");
+  std::string name = assignment.substr(0, eq);
+  std::string val = assignment.substr(eq + 1);
+  auto it = preset_.sysctls.find(name);
+  if (it == preset_.sysctls.end())
+    throw std::invalid_argument("unknown sysctl '" + name + "' (see 'schedlab features')");
+  int64_t v = 0;
+  try {
+    size_t used = 0;
+    v = std::stoll(val, &used);
+    if (used != val.size()) throw std::invalid_argument("junk");
+  } catch (const std::exception&) {
+    throw std::invalid_argument("sysctl " + name + ": '" + val + "' is not an integer");
+  }
+  if (v < 0 || v > 10LL * 1000 * 1000 * 1000)
+    throw std::invalid_argument("sysctl " + name + "=" + val + " is out of range");
+  if ((name == "pipe_buffers" || name == "sched_nr_migrate" || name == "unix_sndbuf" ||
+       name == "unix_skb_truesize_100") && v == 0)
+    throw std::invalid_argument("sysctl " + name + " must be positive");
+  if (name == "pipe_buffers" && v > 1024) throw std::invalid_argument("pipe_buffers too large");
+  if (name == "sched_tunable_scaling" && v > 2)
+    throw std::invalid_argument("sched_tunable_scaling must be 0, 1 or 2");
+  it->second = v;
+}
+
+bool KernelConfig::feat(const std::string& name) const {
+  auto it = preset_.features.find(name);
+  if (it == preset_.features.end()) throw std::logic_error("feature not declared: " + name);
+  return it->second;
+}
+
+int64_t KernelConfig::sysctl(const std::string& name) const {
+  auto it = preset_.sysctls.find(name);
+  if (it == preset_.sysctls.end()) throw std::logic_error("sysctl not declared: " + name);
+  return it->second;
+}
+
+std::string KernelConfig::describe() const {
+  std::ostringstream o;
+  o << "kernel " << preset_.name << " HZ=" << preset_.hz << "\nfeatures:";
+  for (const auto& f : feature_catalog()) {
+    const std::string policy = preset_.policy == PolicyKind::Cfs ? "cfs" : "linux24";
+    if (f.policy != policy) continue;
+    o << ' ' << (feat(f.name) ? "" : "NO_") << f.name;
+  }
+  o << "\nsysctls:";
+  for (const auto& [k, v] : preset_.sysctls) o << ' ' << k << '=' << v;
+  o << '\n';
+  return o.str();
+}
+
+}  // namespace kernel

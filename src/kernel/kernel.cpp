@@ -1,0 +1,644 @@
+#include "kernel/kernel.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <sstream>
+#include <stdexcept>
+
+namespace kernel {
+
+// ---------------------------------------------------------------- Proc ----
+
+int Proc::cpu() const { return task_->cpu; }
+int64_t Proc::now() const { return kernel_.now_ns(); }
+const hw::Costs& Proc::costs() const { return kernel_.machine().costs(); }
+const KernelConfig& Proc::config() const { return kernel_.config(); }
+int64_t Proc::jittered(int64_t ns) { return kernel_.jitter(ns); }
+
+void Proc::Primitive::await_suspend(std::coroutine_handle<> h) const noexcept {
+  proc->task_->resume_point = h;
+  proc->task_->pending = action;
+}
+
+Co<void> Proc::wait_event(WaitQueue& wq, std::function<bool()> cond, bool exclusive) {
+  // prepare_to_wait(); if (!cond) schedule(); finish_wait() — the check and
+  // the sleep are atomic here because the simulation is single-threaded.
+  while (!cond()) {
+    task_->state = TaskState::Interruptible;
+    wq.waiters.push_back({task_, exclusive});
+    co_await block();
+    auto& w = wq.waiters;
+    w.erase(std::remove_if(w.begin(), w.end(), [&](const auto& x) { return x.task == task_; }),
+            w.end());
+  }
+}
+
+Task* Proc::fork(const std::string& comm, Program program, bool thread) {
+  kernel_.charge(kernel_.this_cpu(), kernel_.jitter(costs().fork_base));
+  Task* child = kernel_.new_task(comm, std::move(program), task_, thread);
+  for (auto* o : kernel_.observers_) o->on_fork(now(), cpu(), task_, child);
+  kernel_.wake_up_new_task(child);
+  return child;
+}
+
+WaitQueue& child_wait(Kernel& k, Task* t) {
+  return *k.child_waits_[static_cast<size_t>(t->pid - 1)];
+}
+
+Co<Task*> Proc::wait_child() {
+  auto find_dead = [this]() -> Task* {
+    for (Task* t : kernel_.task_ptrs_)
+      if (t->parent == task_ && t->state == TaskState::Dead && !t->reaped) return t;
+    return nullptr;
+  };
+  co_await wait_event(child_wait(kernel_, task_), [&] { return find_dead() != nullptr; });
+  Task* dead = find_dead();
+  dead->reaped = true;
+  co_await sys(costs().wait_base);
+  co_return dead;
+}
+
+// -------------------------------------------------------------- Kernel ----
+
+Kernel::Kernel(hw::Machine& machine, KernelConfig config, uint64_t seed)
+    : machine_(machine),
+      config_(std::move(config)),
+      seed_(seed),
+      domains_(machine.topo(), config_.preset().version),
+      jitter_rng_(seed, "cost-jitter"),
+      tick_rng_(seed, "tick-phase"),
+      policy_rng_(seed, "policy") {
+  cpus_.resize(static_cast<size_t>(machine.nr_cpus()));
+  for (auto& c : cpus_) {
+    // Each CPU's local timer fires at its own phase within the tick period.
+    c.tick_offset = static_cast<int64_t>(tick_rng_.below(static_cast<uint64_t>(config_.tick_ns())));
+  }
+  nr_idle_ = machine.nr_cpus();
+  policy_ = config_.preset().policy == PolicyKind::Cfs ? make_cfs(*this) : make_linux24(*this);
+  machine_.set_rate_listener([this](int c) {
+    if (!cpu(c).armed) return;
+    sync(c);
+    arm(c);
+  });
+}
+
+Kernel::~Kernel() { machine_.set_rate_listener(nullptr); }
+
+int64_t Kernel::jitter(int64_t ns) {
+  const int64_t j = machine_.costs().cost_jitter_permille;
+  if (j <= 0 || ns <= 0) return ns;
+  return ns * (1000 + jitter_rng_.between(-j, j)) / 1000;
+}
+
+Task* Kernel::new_task(const std::string& comm, Program program, Task* parent, bool thread) {
+  auto t = std::make_unique<Task>();
+  t->pid = next_pid_++;
+  t->tgid = thread && parent ? parent->tgid : t->pid;
+  // Perfetto splits arguments on spaces and '=': keep comms clean.
+  t->comm = comm;
+  std::replace_if(t->comm.begin(), t->comm.end(), [](char ch) { return ch == ' ' || ch == '='; }, '_');
+  t->parent = parent;
+  t->shares_mm_with_parent = thread;
+  t->cpus_allowed = machine_.topo().all();
+  t->nice = parent ? parent->nice : 0;
+  t->se.load_weight = nice_to_weight(t->nice);
+  t->se.inv_weight = nice_to_wmult(t->nice);
+  t->cpu = parent ? parent->cpu : 0;
+  t->processor = t->cpu;
+  auto proc = std::make_unique<Proc>(*this, t.get());
+  t->program = program(*proc);
+  t->resume_point = t->program.handle();
+  t->pending = {Pending::Resume, 0, WorkKind::User};
+  Task* raw = t.get();
+  tasks_.push_back(std::move(t));
+  procs_.push_back(std::move(proc));
+  task_ptrs_.push_back(raw);
+  child_waits_.push_back(std::make_unique<WaitQueue>());
+  ++live_tasks_;
+  return raw;
+}
+
+Task* Kernel::spawn(const std::string& comm, Program program, int c) {
+  if (c < 0 || c >= nr_cpus()) throw std::invalid_argument("spawn: bad cpu");
+  Task* t = new_task(comm, std::move(program), nullptr, false);
+  t->cpu = c;
+  t->processor = c;
+  policy_->task_fork(t);
+  this_cpu_ = c;
+  activate_task(t, c, 0);
+  for (auto* o : observers_) o->on_wakeup(now_ns(), c, t, c, true);
+  policy_->check_preempt_curr(c, t, WF_FORK);
+  return t;
+}
+
+bool Kernel::idle_cpu(int c) const {
+  const Cpu& k = cpu(c);
+  return k.idle && policy_->nr_running(c) == 0 && k.wake_list.empty();
+}
+
+int64_t Kernel::idle_exit_latency(int c) const {
+  if (!cpu(c).idle) return -1;
+  return machine_.profile().idle_states[static_cast<size_t>(cpu(c).idle_state)].exit_latency_ns;
+}
+
+// ---- work-conservation monitor ----
+void Kernel::update_wasted() {
+  const int64_t t = now_ns();
+  if (nr_idle_ > 0 && nr_waiting_ > 0)
+    wasted_ns_ += (t - wasted_since_) * std::min(nr_idle_, nr_waiting_);
+  wasted_since_ = t;
+}
+
+// ---- accounting of the current segment ----
+void Kernel::sync(int c) {
+  Cpu& k = cpu(c);
+  if (!k.armed) return;
+  int64_t wall = now_ns() - k.seg_start;
+  k.seg_start = now_ns();
+  if (wall <= 0) return;
+  auto consume = [&](int64_t& left, int64_t& acct_bucket) {
+    if (left <= 0 || wall <= 0) return;
+    const int64_t need = (left * 1000 + k.rate - 1) / k.rate;  // wall time to finish it
+    if (wall >= need) {
+      acct_bucket += need;
+      wall -= need;
+      left = 0;
+    } else {
+      acct_bucket += wall;
+      left -= wall * k.rate / 1000;
+      wall = 0;
+    }
+  };
+  consume(k.spin_left, k.acct.spin_ns);
+  consume(k.kern_left, k.acct.kernel_ns);
+  if (k.curr && k.curr->pending.kind == Pending::Work) {
+    auto& bucket = k.curr->pending.work_kind == WorkKind::User ? k.acct.user_ns : k.acct.kernel_ns;
+    consume(k.curr->pending.work_left, bucket);
+  }
+  if (wall > 0) k.acct.kernel_ns += wall;  // rounding residue
+}
+
+void Kernel::arm(int c) {
+  Cpu& k = cpu(c);
+  int64_t total = k.spin_left + k.kern_left;
+  if (k.curr && k.curr->pending.kind == Pending::Work) total += k.curr->pending.work_left;
+  k.rate = machine_.rate_permille(c);
+  k.seg_start = now_ns();
+  k.armed = true;
+  const uint64_t gen = ++k.gen;
+  machine_.set_executing(c, true);
+  if (!k.tick_on) start_tick(c);
+  const int64_t dur = (total * 1000 + k.rate - 1) / k.rate;
+  events_.schedule(sim::Time(now_ns() + dur), sim::Phase::Hardware,
+                   [this, c, gen] { segment_done(c, gen); });
+}
+
+void Kernel::charge(int c, int64_t ns) {
+  if (ns <= 0) return;
+  Cpu& k = cpu(c);
+  if (k.armed) {
+    sync(c);
+    k.kern_left += ns;
+    arm(c);
+  } else {
+    k.kern_left += ns;
+  }
+}
+
+void Kernel::lock_rq(int c, int by_cpu, int64_t hold_ns) {
+  int64_t& free_at = c < 0 ? global_lock_free_at_ : cpu(c).lock_free_at;
+  const int64_t t = now_ns();
+  const int64_t spin = std::max<int64_t>(0, free_at - t);
+  free_at = t + spin + hold_ns;
+  Cpu& k = cpu(by_cpu);
+  if (k.armed) sync(by_cpu);
+  k.spin_left += spin;
+  k.kern_left += hold_ns;
+  if (k.armed) arm(by_cpu);
+}
+
+void Kernel::segment_done(int c, uint64_t gen) {
+  Cpu& k = cpu(c);
+  if (!k.armed || gen != k.gen) return;
+  sync(c);
+  k.spin_left = k.kern_left = 0;
+  k.armed = false;
+  this_cpu_ = c;
+  if (k.curr) {
+    k.curr->pending.work_left = 0;
+    if (k.need_resched)
+      schedule(c, true);
+    else
+      advance(c);
+  } else {
+    // A schedule()/balance path with no task found: pick again, no balance.
+    Task* next = policy_->pick_next_task(c, nullptr, false);
+    if (next)
+      finish_switch(c, k.switch_from, next);
+    else
+      enter_idle(c);
+  }
+}
+
+// Resume the current task's program until it asks for something that takes
+// time or gives up the CPU.
+void Kernel::advance(int c) {
+  Cpu& k = cpu(c);
+  Task* t = k.curr;
+  for (;;) {
+    this_cpu_ = c;
+    t->pending = {Pending::Resume, 0, WorkKind::User};
+    t->resume_point.resume();
+    t->program.rethrow_if_failed();
+    if (t->program.done()) t->pending = {Pending::Exit, 0, WorkKind::Kernel};
+    switch (t->pending.kind) {
+      case Pending::Work:
+        if (t->pending.work_left <= 0) continue;
+        if (k.need_resched) return schedule(c, true);
+        return arm(c);
+      case Pending::Resume:
+        continue;
+      case Pending::Block:
+        return schedule(c, false);
+      case Pending::Yield:
+        policy_->yield_task(c);
+        return schedule(c, true);
+      case Pending::Exit:
+        do_exit(t);
+        return schedule(c, false);
+    }
+  }
+}
+
+void Kernel::do_exit(Task* p) {
+  charge(p->cpu, jitter(machine_.costs().exit_base));
+  p->state = TaskState::Dead;
+  if (--live_tasks_ == 0) events_.stop();
+  for (auto* o : observers_) o->on_exit(now_ns(), p->cpu, p);
+  policy_->task_dead(p);
+  // do_notify_parent(): 4.0 wakes the parent with __wake_up_sync_key(); 2.4
+  // with wake_up_interruptible().
+  if (p->parent && p->parent->state != TaskState::Dead)
+    wake_up(child_wait(*this, p->parent), 1, config_.preset().version >= 300 ? WF_SYNC : 0);
+}
+
+void Kernel::trace_switch(int c, Task* prev, obs::PrevState st, Task* next) {
+  for (auto* o : observers_) o->on_switch(now_ns(), c, prev, st, next);
+}
+
+// __schedule(): prev gives up the CPU (preempted, sleeping or dead).
+void Kernel::schedule(int c, bool preempt) {
+  Cpu& k = cpu(c);
+  this_cpu_ = c;
+  Task* prev = k.curr;
+  const auto& costs = machine_.costs();
+  obs::PrevState st = obs::PrevState::Runnable;
+  if (prev) {
+    if (prev->state != TaskState::Running) {
+      st = prev->state == TaskState::Dead ? obs::PrevState::Dead : obs::PrevState::Sleeping;
+      policy_->dequeue_task(c, prev, DEQUEUE_SLEEP);
+      prev->on_rq = false;
+    } else {
+      st = preempt ? obs::PrevState::Preempted : obs::PrevState::Runnable;
+      update_wasted();
+      ++nr_waiting_;
+      prev->queued_since = sim::Time(now_ns());
+    }
+    prev->on_cpu = false;
+    prev->last_ran = sim::Time(now_ns());
+    policy_->put_prev_task(c, prev);
+  }
+  k.need_resched = false;
+  charge(c, jitter(costs.schedule_base));
+  if (config_.preset().policy == PolicyKind::Cfs) lock_rq(c, c, costs.rq_lock_hold);
+  k.curr = nullptr;
+  Task* next = policy_->pick_next_task(c, prev, true);
+  if (next) {
+    finish_switch(c, prev, next);
+    if (prev && prev != next) policy_->schedule_tail(c, prev);
+    return;
+  }
+  k.switch_from = prev;
+  k.switch_from_state = st;
+  if (k.spin_left + k.kern_left > 0) {
+    arm(c);  // the schedule()/newidle path runs before the CPU idles
+  } else {
+    enter_idle(c);
+  }
+  if (prev) policy_->schedule_tail(c, prev);
+}
+
+void Kernel::finish_switch(int c, Task* prev, Task* next) {
+  Cpu& k = cpu(c);
+  const auto& costs = machine_.costs();
+  k.curr = next;
+  k.idle = false;
+  next->on_cpu = true;
+  update_wasted();
+  if (next->queued_since.ns() >= 0) --nr_waiting_;
+  next->queued_since = sim::Time(-1);
+  if (next != prev) {
+    const obs::PrevState st =
+        prev ? (prev->state == TaskState::Dead
+                    ? obs::PrevState::Dead
+                    : prev->state == TaskState::Running
+                          ? (k.switch_from == prev ? k.switch_from_state : obs::PrevState::Preempted)
+                          : obs::PrevState::Sleeping)
+             : obs::PrevState::Runnable;
+    trace_switch(c, prev, st, next);
+    charge(c, jitter(costs.context_switch));
+    ++next->nr_switches;
+    // Cache refill: the working set left on another CPU has to follow.
+    const int cache_cpu = next->processor;
+    if (cache_cpu != c && costs.cache_decay > 0) {
+      const int64_t age = now_ns() - next->last_ran.ns();
+      const int64_t warmth = std::max<int64_t>(0, 1000 - age * 1000 / costs.cache_decay);
+      charge(c, machine_.transfer_cost(cache_cpu, c, next->working_set_bytes) * warmth / 1000);
+    }
+    if (next->wake_time.ns() >= 0) {
+      const int64_t delay = now_ns() - next->wake_time.ns();
+      next->run_delay_ns += delay;
+      for (auto* o : observers_) o->on_run_delay(now_ns(), c, next, delay, true);
+      next->wake_time = sim::Time(-1);
+    }
+  }
+  k.switch_from = nullptr;
+  next->processor = c;
+  policy_->set_curr_task(c, next);
+  if (next->pending.kind == Pending::Work && next->pending.work_left > 0) {
+    arm(c);
+  } else {
+    // Resume the program once the switch overhead has been paid.
+    next->pending = {Pending::Work, 0, WorkKind::User};
+    arm(c);
+  }
+}
+
+void Kernel::enter_idle(int c) {
+  Cpu& k = cpu(c);
+  if (k.switch_from) trace_switch(c, k.switch_from, k.switch_from_state, nullptr);
+  k.switch_from = nullptr;
+  k.curr = nullptr;
+  update_wasted();
+  if (!k.idle) ++nr_idle_;
+  k.idle = true;
+  k.armed = false;
+  ++k.gen;
+  k.tick_on = false;
+  ++k.tick_gen;
+  machine_.set_executing(c, false);
+  k.idle_since = k.idle_acct_since = now_ns();
+  // cpuidle (menu governor, simplified): the deepest state whose target
+  // residency fits the predicted idle time.
+  const auto& states = machine_.profile().idle_states;
+  int chosen = 0;
+  for (size_t i = 0; i < states.size(); ++i)
+    if (states[i].target_residency_ns <= k.predicted_idle_ns || i == 0) chosen = static_cast<int>(i);
+  if (states[static_cast<size_t>(chosen)].polling && states.size() > 1 &&
+      k.predicted_idle_ns >= states[1].target_residency_ns)
+    chosen = 1;
+  k.idle_state = chosen;
+  for (auto* o : observers_) o->on_idle(now_ns(), c, chosen);
+  policy_->cpu_went_idle(c);
+  // Something may have been queued meanwhile (e.g. during a balance pass).
+  if (!k.wake_list.empty() || policy_->nr_running(c) > 0) send_ipi(c);
+}
+
+void Kernel::exit_idle(int c) {
+  Cpu& k = cpu(c);
+  if (!k.idle) return;
+  const int64_t idled = now_ns() - k.idle_since;
+  k.acct.idle_ns += now_ns() - k.idle_acct_since;
+  // Predictor: exponentially weighted average of recent idle periods (1/8).
+  k.predicted_idle_ns += (idled - k.predicted_idle_ns) / 8;
+  update_wasted();
+  --nr_idle_;
+  k.idle = false;
+  for (auto* o : observers_) o->on_idle(now_ns(), c, -1);
+  start_tick(c);
+}
+
+void Kernel::start_tick(int c) {
+  Cpu& k = cpu(c);
+  if (k.tick_on) return;
+  k.tick_on = true;
+  const uint64_t gen = ++k.tick_gen;
+  const int64_t period = config_.tick_ns();
+  int64_t next = (now_ns() - k.tick_offset) / period * period + k.tick_offset;
+  while (next <= now_ns()) next += period;
+  events_.schedule(sim::Time(next), sim::Phase::Timer, [this, c, gen] { tick(c, gen); });
+}
+
+void Kernel::tick(int c, uint64_t gen) {
+  Cpu& k = cpu(c);
+  if (gen != k.tick_gen || !k.tick_on) return;
+  this_cpu_ = c;
+  sync(c);
+  const bool was_armed = k.armed;
+  k.armed = false;
+  k.kern_left += jitter(machine_.costs().tick_handler);
+  if (k.curr) policy_->task_tick(c, k.curr);
+  policy_->trigger_load_balance(c);
+  events_.schedule(sim::Time(now_ns() + config_.tick_ns()), sim::Phase::Timer,
+                   [this, c, gen] { tick(c, gen); });
+  if (k.curr && k.need_resched) return schedule(c, true);
+  if (was_armed || k.curr) return arm(c);
+  arm(c);  // kernel-only path continues
+}
+
+// resched_curr(): ask a CPU to reschedule; remote CPUs get an IPI.
+void Kernel::resched_curr(int c) {
+  Cpu& k = cpu(c);
+  if (k.idle) return send_ipi(c);
+  if (k.need_resched) return;
+  k.need_resched = true;
+  if (c != this_cpu_ && k.curr) send_ipi(c);
+}
+
+void Kernel::send_ipi(int target) {
+  Cpu& k = cpu(target);
+  if (k.ipi_pending) return;
+  k.ipi_pending = true;
+  const auto& costs = machine_.costs();
+  int64_t latency = 0;
+  const auto& st = machine_.profile().idle_states[static_cast<size_t>(k.idle_state)];
+  const bool polling = k.idle && st.polling;
+  if (!polling && target != this_cpu_) {
+    charge(this_cpu_, costs.ipi_send);
+    latency += machine_.topo().distance(this_cpu_, target) == hw::Distance::RemoteNode
+                   ? costs.ipi_latency_remote
+                   : costs.ipi_latency_llc;
+  }
+  if (k.idle) latency += st.exit_latency_ns;
+  events_.schedule(sim::Time(now_ns() + latency), sim::Phase::Interrupt,
+                   [this, target] { handle_ipi(target); });
+}
+
+void Kernel::handle_ipi(int c) {
+  Cpu& k = cpu(c);
+  k.ipi_pending = false;
+  this_cpu_ = c;
+  if (k.idle) exit_idle(c);
+  sync(c);
+  const bool was_armed = k.armed;
+  k.armed = false;
+  // sched_ttwu_pending(): activate the tasks queued on our wake list.
+  std::vector<Task*> pending;
+  pending.swap(k.wake_list);
+  for (Task* p : pending) ttwu_do_activate(p, c, 0);
+  if (k.balance_kick) {
+    k.balance_kick = false;
+    policy_->nohz_idle_balance(c);
+  }
+  if (k.curr) {
+    if (k.need_resched) return schedule(c, true);
+    return arm(c);
+  }
+  if (was_armed) return arm(c);  // a kernel-only path continues; it re-picks when done
+  // From idle: schedule() picks what was queued (or balances).
+  k.need_resched = false;
+  Task* next = policy_->pick_next_task(c, nullptr, k.spin_left + k.kern_left == 0);
+  if (next) return finish_switch(c, nullptr, next);
+  if (k.spin_left + k.kern_left > 0) return arm(c);
+  enter_idle(c);
+}
+
+void Kernel::kick_idle_balance(int c) {
+  cpu(c).balance_kick = true;
+  send_ipi(c);
+}
+
+// ---- wakeups ----
+
+void Kernel::activate_task(Task* p, int c, int flags) {
+  policy_->enqueue_task(c, p, flags);
+  p->on_rq = true;
+  update_wasted();
+  ++nr_waiting_;
+  p->queued_since = sim::Time(now_ns());
+}
+
+void Kernel::ttwu_do_activate(Task* p, int c, int wake_flags) {
+  activate_task(p, c, ENQUEUE_WAKEUP);
+  for (auto* o : observers_) o->on_wakeup(now_ns(), this_cpu_, p, c, false);
+  policy_->check_preempt_curr(c, p, wake_flags);
+}
+
+int Kernel::try_to_wake_up(Task* p, int wake_flags) {
+  if (p->state != TaskState::Interruptible) return 0;
+  const int waker = this_cpu_;
+  p->wake_time = sim::Time(now_ns());
+  p->state = TaskState::Running;
+  charge(waker, jitter(machine_.costs().ttwu_base));
+  const int c = policy_->select_task_rq(p, p->cpu, SD_BALANCE_WAKE, wake_flags);
+  for (auto* o : observers_) o->on_waking(now_ns(), waker, p, c);
+  if (c != p->cpu) set_task_cpu(p, c);
+  for (auto* o : observers_) o->on_wakeup_placement(now_ns(), waker, c, c == waker);
+  if (policy_->queue_remote_wakeup(waker, c)) {
+    // ttwu_queue_remote(): the target enqueues it from the IPI handler.
+    cpu(c).wake_list.push_back(p);
+    send_ipi(c);
+    return 1;
+  }
+  ttwu_do_activate(p, c, wake_flags);
+  return 1;
+}
+
+void Kernel::wake_up_new_task(Task* p) {
+  policy_->task_fork(p);
+  const int c = policy_->select_task_rq(p, p->cpu, SD_BALANCE_FORK, 0);
+  if (c != p->cpu) set_task_cpu(p, c);
+  activate_task(p, c, 0);
+  for (auto* o : observers_) o->on_wakeup(now_ns(), this_cpu_, p, c, true);
+  policy_->check_preempt_curr(c, p, WF_FORK);
+}
+
+void Kernel::wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags) {
+  // __wake_up_common(): wake every non-exclusive waiter and up to
+  // nr_exclusive exclusive ones, in queue order.
+  std::vector<WaitQueue::Waiter> snapshot = wq.waiters;
+  for (const auto& w : snapshot) {
+    if (try_to_wake_up(w.task, wake_flags) && w.exclusive && --nr_exclusive == 0) break;
+  }
+}
+
+void Kernel::set_task_cpu(Task* p, int new_cpu) {
+  const int from = p->cpu;
+  if (from == new_cpu) return;
+  const int level = domains_.level_spanning(from, new_cpu);
+  policy_->migrate_task_rq(p, new_cpu);
+  p->cpu = new_cpu;
+  ++p->nr_migrations;
+  for (auto* o : observers_) o->on_migrate(now_ns(), this_cpu_, p, from, new_cpu, level);
+}
+
+void Kernel::note_balance(int c, int level, CpuIdleType idle, bool success, int moved,
+                          int64_t cost_ns) {
+  for (auto* o : observers_)
+    o->on_balance(now_ns(), c, level, static_cast<int>(idle), success, moved, cost_ns);
+}
+
+void Kernel::note_wake_affine(bool affine) {
+  for (auto* o : observers_) o->on_wake_affine(affine);
+}
+
+// ---- the run loop ----
+
+RunResult Kernel::run(int64_t time_limit_ns, uint64_t event_limit) {
+  RunResult r;
+  events_.run(sim::Time(time_limit_ns), event_limit);
+  if (live_tasks_ > 0) {
+    if (events_.empty()) {
+      r.outcome = RunResult::Outcome::Deadlock;
+      std::ostringstream o;
+      int shown = 0;
+      for (Task* t : task_ptrs_)
+        if (t->state != TaskState::Dead && shown++ < 8)
+          o << (shown > 1 ? ", " : "") << t->comm << "-" << t->pid << " (sleeping)";
+      r.detail = o.str();
+    } else if (events_.executed() >= event_limit) {
+      r.outcome = RunResult::Outcome::EventLimit;
+    } else {
+      r.outcome = RunResult::Outcome::TimeLimit;
+    }
+  }
+  r.end_ns = now_ns();
+  r.events = events_.executed();
+  flush_accounting();
+  return r;
+}
+
+void Kernel::flush_accounting() {
+  for (int c = 0; c < nr_cpus(); ++c) {
+    Cpu& k = cpu(c);
+    sync(c);
+    if (k.idle) {
+      k.acct.idle_ns += now_ns() - k.idle_acct_since;
+      k.idle_acct_since = now_ns();
+    }
+  }
+  update_wasted();
+}
+
+std::string Kernel::check_invariants() const {
+  std::ostringstream err;
+  for (int c = 0; c < nr_cpus(); ++c) {
+    const auto& a = cpu(c).acct;
+    if (a.total() != now_ns())
+      err << "cpu" << c << ": user+kernel+spin+idle = " << a.total() << " ns != elapsed "
+          << now_ns() << " ns; ";
+  }
+  for (const Task* t : task_ptrs_) {
+    if (t->state == TaskState::Running && !t->on_rq) {
+      bool on_list = false;
+      for (const auto& k : cpus_)
+        on_list |= std::find(k.wake_list.begin(), k.wake_list.end(), t) != k.wake_list.end();
+      if (!on_list) err << "task " << t->comm << "-" << t->pid << " runnable but not queued (lost wakeup); ";
+    }
+    if (t->state == TaskState::Dead && t->on_rq) err << "dead task " << t->pid << " still queued; ";
+  }
+  err << policy_->check_invariants();
+  return err.str();
+}
+
+}  // namespace kernel

@@ -1,0 +1,232 @@
+// One simulated operating system kernel on a modelled machine: tasks, per-CPU
+// execution, try_to_wake_up(), schedule(), the tick, fork/exit/wait and wait
+// queues (kernel/sched/core.c, kernel/fork.c, kernel/exit.c). The scheduling
+// decisions themselves belong to the policy (SchedClass).
+//
+// Execution model. Each CPU executes one segment at a time: queued kernel
+// overhead (spin, then kernel work) followed by the current task's pending
+// work. A segment's length is its work divided by the CPU's current rate
+// (SMT sharing); when the rate changes, or an interrupt arrives, the segment
+// is brought up to date and re-armed. When a task's work completes its
+// program (a coroutine) is resumed until it issues its next action.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hw/machine.hpp"
+#include "kernel/sched_class.hpp"
+#include "obs/observer.hpp"
+#include "sim/event_queue.hpp"
+#include "sim/rng.hpp"
+
+namespace kernel {
+
+class Kernel;
+class Proc;
+
+using Program = std::function<Co<void>(Proc&)>;
+
+// A wait queue (wait_queue_head_t). Waiters are woken in FIFO order;
+// exclusive waiters count against nr_exclusive as in __wake_up_common().
+struct WaitQueue {
+  struct Waiter {
+    Task* task;
+    bool exclusive;
+  };
+  std::vector<Waiter> waiters;
+  [[nodiscard]] bool active() const { return !waiters.empty(); }
+};
+
+// The task-side view of the kernel: what a program (or a kernel path running
+// on behalf of a task) can do. Owned by the task.
+class Proc {
+ public:
+  Proc(Kernel& k, Task* t) : kernel_(k), task_(t) {}
+  [[nodiscard]] Kernel& kernel() const { return kernel_; }
+  [[nodiscard]] Task* task() const { return task_; }
+  [[nodiscard]] int cpu() const;
+  [[nodiscard]] int64_t now() const;
+  [[nodiscard]] const hw::Costs& costs() const;
+  [[nodiscard]] const KernelConfig& config() const;
+
+  struct Primitive {
+    Proc* proc;
+    Pending action;
+    bool await_ready() const noexcept { return false; }
+    void await_suspend(std::coroutine_handle<> h) const noexcept;
+    void await_resume() const noexcept {}
+  };
+  // Burn CPU time: user code, or kernel code on behalf of the task.
+  Primitive user(int64_t ns) { return {this, {Pending::Work, jittered(ns), WorkKind::User}}; }
+  Primitive sys(int64_t ns) { return {this, {Pending::Work, jittered(ns), WorkKind::Kernel}}; }
+  // schedule() with the task already TASK_INTERRUPTIBLE on a wait queue.
+  Primitive block() { return {this, {Pending::Block, 0, WorkKind::Kernel}}; }
+  Primitive yield() { return {this, {Pending::Yield, 0, WorkKind::Kernel}}; }
+  Primitive exit() { return {this, {Pending::Exit, 0, WorkKind::Kernel}}; }
+
+  // wait_event_interruptible(wq, cond): sleep on wq until cond() holds.
+  Co<void> wait_event(WaitQueue& wq, std::function<bool()> cond, bool exclusive = false);
+  // fork()/clone(): charges the fork cost and wakes the new task.
+  Task* fork(const std::string& comm, Program program, bool thread);
+  // wait4(-1): reap one exited child, sleeping until there is one.
+  Co<Task*> wait_child();
+
+ private:
+  int64_t jittered(int64_t ns);
+  Kernel& kernel_;
+  Task* task_;
+};
+
+struct RunResult {
+  enum class Outcome { Completed, Deadlock, TimeLimit, EventLimit } outcome = Outcome::Completed;
+  int64_t end_ns = 0;
+  uint64_t events = 0;
+  std::string detail;  // for deadlocks: the blocked tasks
+};
+
+struct CpuAccounting {
+  int64_t user_ns = 0, kernel_ns = 0, spin_ns = 0, idle_ns = 0;
+  [[nodiscard]] int64_t total() const { return user_ns + kernel_ns + spin_ns + idle_ns; }
+};
+
+class Kernel final : public SchedCore {
+ public:
+  Kernel(hw::Machine& machine, KernelConfig config, uint64_t seed);
+  ~Kernel() override;
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  void add_observer(obs::Observer* o) { observers_.push_back(o); }
+  // Create the first task of the workload on `cpu`.
+  Task* spawn(const std::string& comm, Program program, int cpu);
+  // Run until every task has exited, a deadlock, or a limit.
+  RunResult run(int64_t time_limit_ns, uint64_t event_limit);
+
+  // Wait queues (kernel/sched/wait.c).
+  void wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags);
+  int try_to_wake_up(Task* p, int wake_flags);
+
+  // ---- SchedCore ----
+  [[nodiscard]] int64_t now_ns() const override { return events_.now().ns(); }
+  [[nodiscard]] int64_t jiffies() const override { return now_ns() / config_.tick_ns(); }
+  [[nodiscard]] int nr_cpus() const override { return machine_.nr_cpus(); }
+  [[nodiscard]] const hw::Machine& machine() const override { return machine_; }
+  [[nodiscard]] const KernelConfig& config() const override { return config_; }
+  [[nodiscard]] SchedDomains& domains() override { return domains_; }
+  [[nodiscard]] int this_cpu() const override { return this_cpu_; }
+  [[nodiscard]] bool idle_cpu(int cpu) const override;
+  [[nodiscard]] bool running_idle_task(int c) const override { return cpu(c).idle; }
+  [[nodiscard]] Task* curr(int cpu) const override { return cpus_[static_cast<size_t>(cpu)].curr; }
+  [[nodiscard]] Task* current() const override { return curr(this_cpu_); }
+  [[nodiscard]] int64_t idle_exit_latency(int cpu) const override;
+  [[nodiscard]] int64_t idle_stamp(int cpu) const override {
+    return cpus_[static_cast<size_t>(cpu)].idle_since;
+  }
+  void resched_curr(int cpu) override;
+  void charge(int cpu, int64_t ns) override;
+  void lock_rq(int cpu, int by_cpu, int64_t hold_ns) override;
+  void set_task_cpu(Task* p, int new_cpu) override;
+  void note_balance(int cpu, int level, CpuIdleType idle, bool success, int moved,
+                    int64_t cost_ns) override;
+  void note_wake_affine(bool affine) override;
+  void kick_idle_balance(int cpu) override;
+  uint64_t random_u64() override { return policy_rng_.next_u64(); }
+  [[nodiscard]] const std::vector<Task*>& all_tasks() const override { return task_ptrs_; }
+
+  [[nodiscard]] SchedClass& policy() { return *policy_; }
+  [[nodiscard]] const CpuAccounting& accounting(int cpu) const {
+    return cpus_[static_cast<size_t>(cpu)].acct;
+  }
+  [[nodiscard]] int64_t wasted_ns() const { return wasted_ns_; }
+  // Bring every CPU's accounting up to now (e.g. before a snapshot).
+  void flush_accounting();
+  [[nodiscard]] int64_t start_ns() const { return 0; }
+  [[nodiscard]] uint64_t seed() const { return seed_; }
+  [[nodiscard]] sim::EventQueue& events() { return events_; }
+  [[nodiscard]] int64_t jitter(int64_t ns);
+  // Checks the DESIGN.md invariants; returns "" or a description.
+  [[nodiscard]] std::string check_invariants() const;
+
+ private:
+  friend class Proc;
+  struct Cpu {
+    Task* curr = nullptr;
+    bool idle = true;             // running the idle task
+    Task* switch_from = nullptr;  // prev whose switch is not traced yet
+    obs::PrevState switch_from_state = obs::PrevState::Runnable;
+    int64_t spin_left = 0, kern_left = 0;
+    int64_t seg_start = 0;
+    int rate = 1000;
+    uint64_t gen = 0;
+    bool armed = false;
+    bool need_resched = false;
+    bool ipi_pending = false;
+    bool balance_kick = false;
+    std::vector<Task*> wake_list;
+    int idle_state = 0;
+    int64_t idle_since = 0;
+    int64_t idle_acct_since = 0;  // idle time accounted up to here
+    int64_t predicted_idle_ns = 0;
+    uint64_t tick_gen = 0;
+    bool tick_on = false;
+    int64_t tick_offset = 0;
+    int64_t lock_free_at = 0;
+    CpuAccounting acct;
+  };
+  Cpu& cpu(int c) { return cpus_[static_cast<size_t>(c)]; }
+  [[nodiscard]] const Cpu& cpu(int c) const { return cpus_[static_cast<size_t>(c)]; }
+
+  Task* new_task(const std::string& comm, Program program, Task* parent, bool thread);
+  void wake_up_new_task(Task* p);
+  void ttwu_do_activate(Task* p, int cpu, int wake_flags);
+  void activate_task(Task* p, int cpu, int flags);
+  void do_exit(Task* p);
+
+  void sync(int c);
+  void arm(int c);
+  void segment_done(int c, uint64_t gen);
+  void advance(int c);
+  void schedule(int c, bool preempt);
+  void finish_switch(int c, Task* prev, Task* next);
+  void enter_idle(int c);
+  void exit_idle(int c);
+  void send_ipi(int target);
+  void handle_ipi(int c);
+  void start_tick(int c);
+  void tick(int c, uint64_t gen);
+  void update_wasted();
+  void trace_switch(int c, Task* prev, obs::PrevState st, Task* next);
+
+  hw::Machine& machine_;
+  KernelConfig config_;
+  uint64_t seed_;
+  SchedDomains domains_;
+  sim::EventQueue events_;
+  sim::Rng jitter_rng_, tick_rng_, policy_rng_;
+  std::unique_ptr<SchedClass> policy_;
+  std::vector<Cpu> cpus_;
+  std::vector<std::unique_ptr<Task>> tasks_;
+  std::vector<std::unique_ptr<Proc>> procs_;
+  std::vector<Task*> task_ptrs_;
+  std::vector<std::unique_ptr<WaitQueue>> child_waits_;  // per task, wait_chldexit
+  std::vector<obs::Observer*> observers_;
+  int this_cpu_ = 0;
+  int next_pid_ = 1;
+  int live_tasks_ = 0;
+  int64_t global_lock_free_at_ = 0;
+  // Work-conservation monitor.
+  int nr_idle_ = 0;
+  int nr_waiting_ = 0;
+  int64_t wasted_since_ = 0;
+  int64_t wasted_ns_ = 0;
+  friend WaitQueue& child_wait(Kernel& k, Task* t);
+};
+
+// Factory (kernel/policies/*.cpp).
+std::unique_ptr<SchedClass> make_cfs(SchedCore& core);
+std::unique_ptr<SchedClass> make_linux24(SchedCore& core);
+
+}  // namespace kernel

@@ -1,0 +1,126 @@
+// The policy interface, modelled on the kernel's struct sched_class.
+//
+// A policy implements these hooks and returns decisions; it never touches the
+// clock or the event queue. What it may do to the world goes through
+// SchedCore: read the time and CPU states, ask for a reschedule, move a task
+// between runqueues, charge CPU time for its own work, and report balancing
+// statistics. Each hook says when the core calls it and what holds then.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernel/features.hpp"
+#include "kernel/sched_domain.hpp"
+#include "kernel/task.hpp"
+
+namespace hw {
+class Machine;
+}
+
+namespace kernel {
+
+// wake_flags (kernel/sched/sched.h, v4.0)
+enum WakeFlag : int { WF_SYNC = 0x01, WF_FORK = 0x02, WF_MIGRATED = 0x04 };
+
+// Flags passed to enqueue/dequeue (ENQUEUE_WAKEUP etc.)
+enum EnqueueFlag : int { ENQUEUE_WAKEUP = 1, ENQUEUE_MIGRATED = 2, DEQUEUE_SLEEP = 1 };
+
+enum class CpuIdleType { NotIdle, Idle, NewlyIdle };
+
+// What the core offers a policy.
+class SchedCore {
+ public:
+  virtual ~SchedCore() = default;
+  [[nodiscard]] virtual int64_t now_ns() const = 0;
+  [[nodiscard]] virtual int64_t jiffies() const = 0;
+  [[nodiscard]] virtual int nr_cpus() const = 0;
+  [[nodiscard]] virtual const hw::Machine& machine() const = 0;
+  [[nodiscard]] virtual const KernelConfig& config() const = 0;
+  [[nodiscard]] virtual SchedDomains& domains() = 0;
+  // The CPU whose code is executing right now (the waker's CPU in ttwu).
+  [[nodiscard]] virtual int this_cpu() const = 0;
+  // idle_cpu(): the CPU runs its idle task, nothing queued, no wakeup pending.
+  [[nodiscard]] virtual bool idle_cpu(int cpu) const = 0;
+  // rq->curr == rq->idle: the CPU runs its idle loop (2.4's test).
+  [[nodiscard]] virtual bool running_idle_task(int cpu) const = 0;
+  [[nodiscard]] virtual Task* curr(int cpu) const = 0;  // nullptr when idle
+  [[nodiscard]] virtual Task* current() const = 0;      // curr(this_cpu())
+  // Exit latency of the idle state the CPU is in (-1 when not idle).
+  [[nodiscard]] virtual int64_t idle_exit_latency(int cpu) const = 0;
+  [[nodiscard]] virtual int64_t idle_stamp(int cpu) const = 0;
+  // resched_curr(): set need_resched on cpu; an IPI if it is remote.
+  virtual void resched_curr(int cpu) = 0;
+  // Charge kernel CPU time to `cpu` (the current CPU unless stated).
+  virtual void charge(int cpu, int64_t ns) = 0;
+  // Acquire a runqueue lock (per CPU, or the single 2.4 runqueue_lock when
+  // cpu == -1) from `by_cpu` for `hold_ns`: spin time emerges from contention.
+  virtual void lock_rq(int cpu, int by_cpu, int64_t hold_ns) = 0;
+  // set_task_cpu(): record a migration (tracing, counters, cache state).
+  virtual void set_task_cpu(Task* p, int new_cpu) = 0;
+  // Statistics hooks.
+  virtual void note_balance(int cpu, int level, CpuIdleType idle, bool success, int moved,
+                            int64_t cost_ns) = 0;
+  virtual void note_wake_affine(bool affine) = 0;
+  // Kick an idle CPU (IPI) to run nohz_idle_balance() on behalf of idle CPUs.
+  virtual void kick_idle_balance(int cpu) = 0;
+  // Deterministic per-policy random stream (e.g. for tie breaks).
+  virtual uint64_t random_u64() = 0;
+  [[nodiscard]] virtual const std::vector<Task*>& all_tasks() const = 0;
+};
+
+class SchedClass {
+ public:
+  virtual ~SchedClass() = default;
+  [[nodiscard]] virtual std::string name() const = 0;
+
+  // Called when a task is created by fork, before it is enqueued
+  // (task_fork_fair / sched_fork). The parent is current.
+  virtual void task_fork(Task* p) = 0;
+  // Choose a runqueue for a waking (SD_BALANCE_WAKE) or new (SD_BALANCE_FORK)
+  // task. Called from try_to_wake_up()/wake_up_new_task() on the waker's CPU.
+  virtual int select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags) = 0;
+  // Called with p already migrated (task_cpu(p) == new CPU) before enqueue.
+  virtual void migrate_task_rq(Task* p, int new_cpu) = 0;
+  // Put p on cpu's runqueue (enqueue_task). p->on_rq is set by the core.
+  virtual void enqueue_task(int cpu, Task* p, int flags) = 0;
+  // Take p off its runqueue because it sleeps or exits (dequeue_task).
+  virtual void dequeue_task(int cpu, Task* p, int flags) = 0;
+  // sched_yield() by cpu's current task.
+  virtual void yield_task(int cpu) = 0;
+  // A task was woken/forked onto cpu: preempt the current task?
+  // (check_preempt_curr; also called when cpu is idle.)
+  virtual void check_preempt_curr(int cpu, Task* p, int wake_flags) = 0;
+  // Pick the next task to run on cpu; prev (may be null) has already been put
+  // back (put_prev_task) or dequeued. May run newly-idle balancing, charging
+  // its cost. Returns nullptr to go idle.
+  // may_balance is false on the re-pick after a balance pass found nothing.
+  virtual Task* pick_next_task(int cpu, Task* prev, bool may_balance) = 0;
+  // prev stops running on cpu (still queued if runnable).
+  virtual void put_prev_task(int cpu, Task* prev) = 0;
+  // p starts running on cpu (set_curr_task side of the switch).
+  virtual void set_curr_task(int cpu, Task* p) = 0;
+  // Every tick on a busy CPU (task_tick); may resched.
+  virtual void task_tick(int cpu, Task* curr) = 0;
+  // Periodic balancing from the tick (trigger_load_balance/rebalance_domains).
+  virtual void trigger_load_balance(int cpu) = 0;
+  // Called by a CPU that was kicked to balance for idle CPUs (nohz ILB).
+  virtual void nohz_idle_balance(int cpu) {}
+  // After a context switch away from prev (2.4 __schedule_tail).
+  virtual void schedule_tail(int cpu, Task* prev) {}
+  // The task exits (task_dead / release).
+  virtual void task_dead(Task* p) {}
+  // Runnable tasks queued on cpu including the running one (rq->nr_running).
+  [[nodiscard]] virtual int nr_running(int cpu) const = 0;
+  // Wake across LLCs through the target's wake list (TTWU_QUEUE)?
+  [[nodiscard]] virtual bool queue_remote_wakeup(int from_cpu, int to_cpu) const { return false; }
+  // Consistency check for the invariant checker: every runnable task is
+  // queued exactly once. Returns an error message or "".
+  [[nodiscard]] virtual std::string check_invariants() const = 0;
+  // Short per-policy stats for reports (e.g. 2.4 epochs).
+  [[nodiscard]] virtual std::vector<std::pair<std::string, int64_t>> stats() const { return {}; }
+  // Called when a CPU becomes idle (enter idle loop).
+  virtual void cpu_went_idle(int cpu) {}
+};
+
+}  // namespace kernel

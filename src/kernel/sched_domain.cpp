@@ -1,0 +1,196 @@
+#include "kernel/sched_domain.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace kernel {
+
+std::string sd_flags_string(uint32_t f) {
+  static const std::pair<uint32_t, const char*> names[] = {
+      {SD_LOAD_BALANCE, "LOAD_BALANCE"},   {SD_BALANCE_NEWIDLE, "BALANCE_NEWIDLE"},
+      {SD_BALANCE_EXEC, "BALANCE_EXEC"},   {SD_BALANCE_FORK, "BALANCE_FORK"},
+      {SD_BALANCE_WAKE, "BALANCE_WAKE"},   {SD_WAKE_AFFINE, "WAKE_AFFINE"},
+      {SD_SHARE_CPUCAPACITY, "SHARE_CPUCAPACITY"},
+      {SD_SHARE_PKG_RESOURCES, "SHARE_PKG_RESOURCES"},
+      {SD_SERIALIZE, "SERIALIZE"},         {SD_PREFER_SIBLING, "PREFER_SIBLING"},
+      {SD_OVERLAP, "OVERLAP"},             {SD_NUMA, "NUMA"},
+  };
+  std::string s;
+  for (auto [bit, name] : names)
+    if (f & bit) s += (s.empty() ? "" : " ") + std::string(name);
+  return s;
+}
+
+namespace {
+
+struct Level {
+  std::string name;
+  uint32_t topo_flags;
+  int numa_distance;  // for NUMA levels
+};
+
+// sd_init() of Linux 4.0 (kernel/sched/core.c).
+SchedDomain sd_init(const Level& tl, const hw::CpuMask& span, int version) {
+  SchedDomain sd;
+  sd.name = tl.name;
+  sd.span = span;
+  sd.span_weight = span.weight();
+  sd.min_interval_ms = sd.span_weight;
+  sd.max_interval_ms = 2 * sd.span_weight;
+  sd.busy_factor = 32;
+  sd.imbalance_pct = 125;
+  sd.flags = SD_LOAD_BALANCE | SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK |
+             SD_WAKE_AFFINE | tl.topo_flags;
+  sd.balance_interval_ms = sd.span_weight;
+  sd.numa_distance = tl.numa_distance;
+  if (sd.flags & SD_SHARE_CPUCAPACITY) {
+    sd.imbalance_pct = 110;
+  } else if (sd.flags & SD_SHARE_PKG_RESOURCES) {
+    sd.imbalance_pct = 117;
+    sd.cache_nice_tries = 1;
+    sd.busy_idx = 2;
+  } else if (sd.flags & SD_NUMA) {
+    sd.cache_nice_tries = 2;
+    sd.busy_idx = 3;
+    sd.idle_idx = 2;
+    sd.flags |= SD_SERIALIZE;
+    constexpr int RECLAIM_DISTANCE = 30;  // include/linux/topology.h
+    if (tl.numa_distance > RECLAIM_DISTANCE)
+      sd.flags &= ~(SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE);
+  } else {
+    sd.flags |= SD_PREFER_SIBLING;
+    sd.cache_nice_tries = 1;
+    sd.busy_idx = 2;
+    sd.idle_idx = 1;
+  }
+  if (version < 316 && !(sd.flags & SD_NUMA)) {
+    // 3.10: SD_SIBLING_INIT / SD_MC_INIT / SD_CPU_INIT (include/linux/topology.h).
+    sd.busy_factor = 64;
+    sd.balance_interval_ms = 1;
+    sd.min_interval_ms = 1;
+    sd.max_interval_ms = (sd.flags & SD_SHARE_CPUCAPACITY) ? 2 : 4;
+    if (sd.flags & SD_SHARE_PKG_RESOURCES && !(sd.flags & SD_SHARE_CPUCAPACITY))
+      sd.imbalance_pct = 125;
+  }
+  return sd;
+}
+
+hw::CpuMask numa_span(const hw::Topology& t, int cpu, int distance) {
+  hw::CpuMask m;
+  const int node = t.cpu(cpu).socket;
+  for (int n = 0; n < t.sockets(); ++n)
+    if (t.node_distance(node, n) <= distance) m = m | t.node_mask(n);
+  return m;
+}
+
+}  // namespace
+
+SchedDomains::SchedDomains(const hw::Topology& t, int version) {
+  const int n = t.nr_cpus();
+  // default_topology[] = { SMT, MC, DIE }, then one NUMA level per distinct
+  // SLIT distance beyond the local one (sched_init_numa()).
+  std::vector<Level> levels = {{"SMT", SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES, 10},
+                               {"MC", SD_SHARE_PKG_RESOURCES, 10},
+                               {"DIE", 0, 10}};
+  std::set<int> distances;
+  for (int a = 0; a < t.sockets(); ++a)
+    for (int b = 0; b < t.sockets(); ++b)
+      if (t.node_distance(a, b) > 10) distances.insert(t.node_distance(a, b));
+  for (int d : distances) levels.push_back({"NUMA", SD_NUMA, d});
+
+  auto level_span = [&](const Level& l, int cpu) {
+    if (l.name == "SMT") return t.smt_mask(cpu);
+    if (l.name == "MC") return t.llc_mask(cpu);
+    if (l.name == "DIE") return t.node_mask(t.cpu(cpu).socket);
+    return numa_span(t, cpu, l.numa_distance);
+  };
+
+  per_cpu_.resize(static_cast<size_t>(n));
+  llc_level_.assign(static_cast<size_t>(n), -1);
+  llc_size_.assign(static_cast<size_t>(n), 1);
+  llc_id_.assign(static_cast<size_t>(n), 0);
+  for (int cpu = 0; cpu < n; ++cpu) {
+    std::vector<SchedDomain> chain;
+    hw::CpuMask child_span;
+    child_span.set(cpu);
+    for (const auto& l : levels) {
+      hw::CpuMask span = level_span(l, cpu) | child_span;  // a level never shrinks
+      SchedDomain sd = sd_init(l, span, version);
+      // sd_degenerate(): a single-CPU domain; sd_parent_degenerate(): the
+      // same span as its child (a single group adds no balancing).
+      const bool degenerate =
+          sd.span_weight == 1 || (!chain.empty() && chain.back().span == span);
+      if (!degenerate) {
+        chain.push_back(std::move(sd));
+      } else if (!chain.empty() && (sd.flags & SD_PREFER_SIBLING)) {
+        // cpu_attach_domain(): a spliced-out parent hands SD_PREFER_SIBLING down.
+        chain.back().flags |= SD_PREFER_SIBLING;
+      }
+      child_span = span;
+      if (span == t.all()) break;
+    }
+    // Groups: the spans of the child domains of the CPUs in span
+    // (build_sched_groups / build_overlap_sched_groups), the local group
+    // first, then the others in ascending CPU order, as the kernel's circular
+    // list starting at sd->groups. The lowest level has single-CPU groups.
+    for (size_t li = 0; li < chain.size(); ++li) {
+      auto& sd = chain[li];
+      sd.level = static_cast<int>(li);
+      std::vector<SchedGroup> groups;
+      hw::CpuMask covered;
+      sd.span.for_each([&](int i) {
+        if (covered.test(i)) return;
+        hw::CpuMask g;
+        g.set(i);
+        if (li > 0) {
+          // Child span of CPU i at level li-1 (same level definition as ours).
+          const auto& child = chain[li - 1];
+          for (const auto& l : levels)
+            if (l.name == child.name && l.numa_distance == child.numa_distance)
+              g = level_span(l, i) & sd.span;
+        }
+        covered = covered | g;
+        SchedGroup sg;
+        sg.cpus = g;
+        int64_t cap = 0;
+        g.for_each([&](int c) {
+          const int sib = t.smt_mask(c).weight();
+          cap += sib > 1 ? 1178 / sib : 1024;
+        });
+        sg.capacity = cap;
+        groups.push_back(sg);
+      });
+      auto local = std::find_if(groups.begin(), groups.end(),
+                                [&](const SchedGroup& g) { return g.cpus.test(cpu); });
+      std::rotate(groups.begin(), local, groups.end());
+      sd.groups = std::move(groups);
+      if (sd.groups.size() == 1)  // nothing to balance between
+        sd.flags &= ~(SD_LOAD_BALANCE | SD_BALANCE_NEWIDLE | SD_BALANCE_FORK | SD_BALANCE_EXEC);
+      if (sd.flags & SD_SHARE_PKG_RESOURCES) {
+        llc_level_[static_cast<size_t>(cpu)] = static_cast<int>(li);
+        llc_size_[static_cast<size_t>(cpu)] = sd.span_weight;
+      }
+    }
+    llc_id_[static_cast<size_t>(cpu)] =
+        llc_level_[static_cast<size_t>(cpu)] >= 0
+            ? chain[static_cast<size_t>(llc_level_[static_cast<size_t>(cpu)])].span.first()
+            : cpu;
+    per_cpu_[static_cast<size_t>(cpu)] = std::move(chain);
+  }
+}
+
+int SchedDomains::level_spanning(int cpu, int other) const {
+  const auto& chain = of(cpu);
+  for (size_t i = 0; i < chain.size(); ++i)
+    if (chain[i].span.test(other)) return static_cast<int>(i);
+  return -1;
+}
+
+std::vector<std::string> SchedDomains::level_names() const {
+  std::vector<std::string> names;
+  if (per_cpu_.empty()) return names;
+  for (const auto& sd : per_cpu_[0]) names.push_back(sd.name);
+  return names;
+}
+
+}  // namespace kernel

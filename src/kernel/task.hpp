@@ -1,0 +1,86 @@
+// A simulated task (struct task_struct): identity, scheduling parameters, the
+// program it runs, and the per-policy scheduling state (sched_entity for CFS,
+// counter/processor for 2.4) kept side by side as the kernel keeps them in
+// one struct.
+#pragma once
+#include <coroutine>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hw/cpumask.hpp"
+#include "kernel/coro.hpp"
+#include "sim/time.hpp"
+
+namespace kernel {
+
+enum class TaskState : uint8_t { Running, Interruptible, Dead };
+enum class WorkKind : uint8_t { User, Kernel };
+
+// What a task's program wants next, recorded by the primitive awaits.
+struct Pending {
+  enum Kind : uint8_t { Resume, Work, Block, Exit, Yield } kind = Resume;
+  int64_t work_left = 0;  // ns of work at full speed (Work)
+  WorkKind work_kind = WorkKind::User;
+};
+
+// nice -> load weight, kernel/sched/core.c prio_to_weight[] (2.6.23 .. 4.x).
+int64_t nice_to_weight(int nice);
+// 2^32 / weight, kernel/sched/core.c prio_to_wmult[].
+uint32_t nice_to_wmult(int nice);
+
+struct Task {
+  int pid = 0;
+  int tgid = 0;
+  std::string comm;
+  int nice = 0;
+  hw::CpuMask cpus_allowed;
+  TaskState state = TaskState::Running;
+  int cpu = 0;          // task_cpu(p): the CPU whose runqueue holds it / it last ran on
+  bool on_rq = false;   // queued (including running)
+  bool on_cpu = false;  // currently executing
+  Task* parent = nullptr;
+  bool shares_mm_with_parent = false;  // a thread (CLONE_VM)
+
+  Co<void> program;
+  std::coroutine_handle<> resume_point;
+  Pending pending;
+
+  // ---- CFS (struct sched_entity, v4.0) ----
+  struct SchedEntity {
+    int64_t load_weight = 1024;
+    uint32_t inv_weight = 4194304;
+    uint64_t vruntime = 0;
+    int64_t exec_start = 0;  // rq clock when it last started running
+    int64_t sum_exec_runtime = 0;
+    int64_t prev_sum_exec_runtime = 0;
+    // PELT (per-entity load tracking, 3.8+): decayed runnable time sums in
+    // 1024 ns units, and this entity's contribution to runnable_load_avg.
+    uint64_t runnable_avg_sum = 0;
+    uint64_t avg_period = 0;
+    int64_t last_runnable_update = 0;
+    int64_t load_avg_contrib = 0;
+  } se;
+  // wake_wide() bookkeeping (kernel/sched/fair.c record_wakee)
+  Task* last_wakee = nullptr;
+  unsigned wakee_flips = 0;
+  int64_t wakee_flip_decay_ts = 0;  // jiffies
+
+  // ---- Linux 2.4 ----
+  int counter = 0;      // remaining ticks of the time slice
+  int processor = 0;    // last CPU (p->processor)
+  bool yielded = false; // SCHED_YIELD bit
+
+  // ---- accounting and statistics ----
+  sim::Time wake_time{-1};      // set at sched_waking, cleared when run
+  sim::Time queued_since{-1};   // became runnable but not running
+  sim::Time last_ran{0};        // time it last left a CPU
+  int64_t working_set_bytes = 16 * 1024;
+  int64_t nr_switches = 0;
+  int64_t nr_migrations = 0;
+  int64_t run_delay_ns = 0;
+  int exit_code = 0;
+  bool reaped = false;
+};
+
+}  // namespace kernel

@@ -1,0 +1,35 @@
+// Typed events the kernel emits. Observers (statistics, traces) subscribe;
+// observing never changes the simulation.
+#pragma once
+#include <cstdint>
+
+namespace kernel {
+struct Task;
+}
+
+namespace obs {
+
+enum class PrevState : uint8_t { Runnable, Preempted, Sleeping, Dead };
+
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  virtual void on_switch(int64_t t, int cpu, const kernel::Task* prev, PrevState prev_state,
+                         const kernel::Task* next) {}
+  virtual void on_waking(int64_t t, int cpu, const kernel::Task* p, int target_cpu) {}
+  virtual void on_wakeup(int64_t t, int cpu, const kernel::Task* p, int target_cpu, bool is_new) {}
+  virtual void on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int level) {}
+  virtual void on_fork(int64_t t, int cpu, const kernel::Task* parent, const kernel::Task* child) {}
+  virtual void on_exit(int64_t t, int cpu, const kernel::Task* p) {}
+  // state = idle-state index entered, or -1 on exit from idle.
+  virtual void on_idle(int64_t t, int cpu, int state) {}
+  // A task started running after waiting `delay_ns` since it was woken.
+  virtual void on_run_delay(int64_t t, int cpu, const kernel::Task* p, int64_t delay_ns,
+                            bool after_wakeup) {}
+  virtual void on_balance(int64_t t, int cpu, int level, int idle_type, bool success, int moved,
+                          int64_t cost_ns) {}
+  virtual void on_wake_affine(bool affine) {}
+  virtual void on_wakeup_placement(int64_t t, int waker_cpu, int target_cpu, bool local) {}
+};
+
+}  // namespace obs

@@ -1,0 +1,162 @@
+#include "obs/stats.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "kernel/kernel.hpp"
+
+namespace obs {
+
+void StatsCollector::on_switch(int64_t, int, const kernel::Task* prev, PrevState,
+                               const kernel::Task* next) {
+  if (prev != next) ++s_.context_switches;
+}
+
+void StatsCollector::on_wakeup_placement(int64_t, int, int, bool local) {
+  ++s_.wakeups;
+  if (local)
+    ++s_.wakeups_local;
+  else
+    ++s_.wakeups_remote;
+}
+
+void StatsCollector::on_migrate(int64_t, int, const kernel::Task*, int, int, int level) {
+  ++s_.migrations;
+  const std::string name = level >= 0 && level < static_cast<int>(level_names_.size())
+                               ? level_names_[static_cast<size_t>(level)]
+                               : std::string("other");
+  ++s_.migrations_by_level[name];
+}
+
+void StatsCollector::on_run_delay(int64_t, int, const kernel::Task*, int64_t delay_ns, bool) {
+  delays_.push_back(delay_ns);
+}
+
+void StatsCollector::on_balance(int64_t, int, int, int idle_type, bool success, int moved,
+                                int64_t cost_ns) {
+  static const char* names[] = {"periodic", "idle", "newidle"};
+  auto& b = s_.balance[names[std::clamp(idle_type, 0, 2)]];
+  ++b.attempts;
+  b.successes += success;
+  b.tasks_moved += moved;
+  b.cost_ns += cost_ns;
+}
+
+void StatsCollector::on_wake_affine(bool affine) {
+  ++s_.wake_affine_attempts;
+  s_.wake_affine_pulls += affine;
+}
+
+void StatsCollector::reset(kernel::Kernel& k) {
+  k.flush_accounting();
+  s_ = Summary{};
+  delays_.clear();
+  t_reset_ = k.now_ns();
+  idle_at_reset_.clear();
+  busy_at_reset_.clear();
+  spin_at_reset_.clear();
+  for (int c = 0; c < k.nr_cpus(); ++c) {
+    const auto& a = k.accounting(c);
+    idle_at_reset_.push_back(a.idle_ns);
+    busy_at_reset_.push_back(a.user_ns + a.kernel_ns + a.spin_ns);
+    spin_at_reset_.push_back(a.spin_ns);
+  }
+  wasted_at_reset_ = k.wasted_ns();
+}
+
+Summary StatsCollector::summarize(const kernel::Kernel& k) const {
+  Summary s = s_;
+  s.elapsed_ns = k.now_ns() - t_reset_;
+  s.idle_ns_per_cpu.clear();
+  for (int c = 0; c < k.nr_cpus(); ++c) {
+    const auto& a = k.accounting(c);
+    const size_t i = static_cast<size_t>(c);
+    const bool snap = i < idle_at_reset_.size();
+    const int64_t idle = a.idle_ns - (snap ? idle_at_reset_[i] : 0);
+    s.idle_ns_per_cpu.push_back(idle);
+    s.idle_ns_total += idle;
+    s.busy_ns_total += a.user_ns + a.kernel_ns + a.spin_ns - (snap ? busy_at_reset_[i] : 0);
+    s.spin_ns_total += a.spin_ns - (snap ? spin_at_reset_[i] : 0);
+  }
+  s.wasted_ns = k.wasted_ns() - wasted_at_reset_;
+  std::vector<int64_t> d = delays_;
+  s.run_delay_count = static_cast<int64_t>(d.size());
+  if (!d.empty()) {
+    std::sort(d.begin(), d.end());
+    long double sum = 0;
+    for (auto v : d) sum += v;
+    s.run_delay_avg_us = static_cast<double>(sum / d.size() / 1000.0L);
+    auto pct = [&](double q) {
+      size_t i = static_cast<size_t>(q * static_cast<double>(d.size() - 1) + 0.5);
+      return static_cast<double>(d[std::min(i, d.size() - 1)]) / 1000.0;
+    };
+    s.run_delay_p50_us = pct(0.50);
+    s.run_delay_p99_us = pct(0.99);
+    s.run_delay_max_us = static_cast<double>(d.back()) / 1000.0;
+  }
+  s.policy = const_cast<kernel::Kernel&>(k).policy().stats();
+  return s;
+}
+
+std::string format_summary(const Summary& s) {
+  std::ostringstream o;
+  char buf[256];
+  const double el = static_cast<double>(s.elapsed_ns) / 1e9;
+  o << "# scheduler statistics (simulated " << (el < 1e-3 ? 0 : el) << " s)\n";
+  std::snprintf(buf, sizeof buf, "  context switches      %12lld\n", static_cast<long long>(s.context_switches));
+  o << buf;
+  std::snprintf(buf, sizeof buf, "  migrations            %12lld", static_cast<long long>(s.migrations));
+  o << buf;
+  if (!s.migrations_by_level.empty()) {
+    o << "  (";
+    bool first = true;
+    for (const auto& [lvl, n] : s.migrations_by_level) {
+      o << (first ? "" : ", ") << lvl << " " << n;
+      first = false;
+    }
+    o << ")";
+  }
+  o << "\n";
+  std::snprintf(buf, sizeof buf, "  wakeups               %12lld  (local %lld, remote %lld, affine %lld of %lld)\n",
+                static_cast<long long>(s.wakeups), static_cast<long long>(s.wakeups_local),
+                static_cast<long long>(s.wakeups_remote), static_cast<long long>(s.wake_affine_pulls),
+                static_cast<long long>(s.wake_affine_attempts));
+  o << buf;
+  std::snprintf(buf, sizeof buf,
+                "  run delay (us)        avg %.2f  p50 %.2f  p99 %.2f  max %.2f  (%lld samples)\n",
+                s.run_delay_avg_us, s.run_delay_p50_us, s.run_delay_p99_us, s.run_delay_max_us,
+                static_cast<long long>(s.run_delay_count));
+  o << buf;
+  for (const auto& [kind, b] : s.balance) {
+    std::snprintf(buf, sizeof buf, "  balance %-9s     %12lld attempts, %lld successful, %lld tasks moved, %.3f ms\n",
+                  kind.c_str(), static_cast<long long>(b.attempts), static_cast<long long>(b.successes),
+                  static_cast<long long>(b.tasks_moved), static_cast<double>(b.cost_ns) / 1e6);
+    o << buf;
+  }
+  const double ncpu = static_cast<double>(s.idle_ns_per_cpu.size());
+  std::snprintf(buf, sizeof buf, "  idle time             %12.3f ms total, %.1f%% of CPU time\n",
+                static_cast<double>(s.idle_ns_total) / 1e6,
+                s.elapsed_ns > 0 ? 100.0 * static_cast<double>(s.idle_ns_total) /
+                                       (static_cast<double>(s.elapsed_ns) * ncpu)
+                                 : 0.0);
+  o << buf;
+  o << "  idle per cpu (ms)    ";
+  for (size_t i = 0; i < s.idle_ns_per_cpu.size(); ++i) {
+    std::snprintf(buf, sizeof buf, " %.2f", static_cast<double>(s.idle_ns_per_cpu[i]) / 1e6);
+    o << buf;
+  }
+  o << "\n";
+  std::snprintf(buf, sizeof buf, "  lock spin time        %12.3f ms\n", static_cast<double>(s.spin_ns_total) / 1e6);
+  o << buf;
+  std::snprintf(buf, sizeof buf, "  wasted CPU time       %12.3f ms (a CPU idle while a task waited)\n",
+                static_cast<double>(s.wasted_ns) / 1e6);
+  o << buf;
+  for (const auto& [k, v] : s.policy) {
+    std::snprintf(buf, sizeof buf, "  %-22s%12lld\n", k.c_str(), static_cast<long long>(v));
+    o << buf;
+  }
+  return o.str();
+}
+
+}  // namespace obs

@@ -1,0 +1,68 @@
+// Scheduler statistics collected from kernel events: the counters that
+// explain a benchmark result (context switches, migrations by domain level,
+// wakeup placement, run delay, balancing work, idle and wasted CPU time).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "obs/observer.hpp"
+
+namespace kernel {
+class Kernel;
+}
+
+namespace obs {
+
+struct BalanceCounters {
+  int64_t attempts = 0, successes = 0, tasks_moved = 0, cost_ns = 0;
+};
+
+struct Summary {
+  int64_t elapsed_ns = 0;
+  int64_t context_switches = 0;
+  int64_t migrations = 0;
+  std::map<std::string, int64_t> migrations_by_level;  // "SMT", "MC", "NUMA", "wake", ...
+  int64_t wakeups = 0, wakeups_local = 0, wakeups_remote = 0;
+  int64_t wake_affine_attempts = 0, wake_affine_pulls = 0;
+  int64_t run_delay_count = 0;
+  double run_delay_avg_us = 0;
+  double run_delay_p50_us = 0, run_delay_p99_us = 0, run_delay_max_us = 0;
+  std::map<std::string, BalanceCounters> balance;  // "periodic", "newidle", "idle"
+  std::vector<int64_t> idle_ns_per_cpu;
+  int64_t idle_ns_total = 0;
+  int64_t busy_ns_total = 0;
+  int64_t spin_ns_total = 0;
+  int64_t wasted_ns = 0;
+  std::vector<std::pair<std::string, int64_t>> policy;
+};
+
+class StatsCollector final : public Observer {
+ public:
+  explicit StatsCollector(std::vector<std::string> level_names) : level_names_(std::move(level_names)) {}
+  void on_switch(int64_t t, int cpu, const kernel::Task* prev, PrevState st,
+                 const kernel::Task* next) override;
+  void on_wakeup_placement(int64_t t, int waker_cpu, int target_cpu, bool local) override;
+  void on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int level) override;
+  void on_run_delay(int64_t t, int cpu, const kernel::Task* p, int64_t delay_ns, bool after_wakeup) override;
+  void on_balance(int64_t t, int cpu, int level, int idle_type, bool success, int moved,
+                  int64_t cost_ns) override;
+  void on_wake_affine(bool affine) override;
+  // Starts counting from now (e.g. at a benchmark's start barrier).
+  void reset(kernel::Kernel& k);
+  [[nodiscard]] Summary summarize(const kernel::Kernel& k) const;
+
+ private:
+  std::vector<std::string> level_names_;
+  Summary s_;
+  std::vector<int64_t> delays_;
+  std::vector<int64_t> idle_at_reset_, busy_at_reset_, spin_at_reset_;
+  int64_t wasted_at_reset_ = 0;
+  int64_t t_reset_ = 0;
+};
+
+// Human-readable block, and the same as JSON (docs/json.md).
+std::string format_summary(const Summary& s);
+
+}  // namespace obs

@@ -1,0 +1,39 @@
+// ftrace text writer (the `cat trace` format), readable by Perfetto, LISA and
+// trace-cmd users: sched_switch, sched_waking, sched_wakeup(_new),
+// sched_migrate_task, sched_process_fork/exit and cpu_idle, with
+// nanosecond timestamps.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "obs/observer.hpp"
+
+namespace obs {
+
+class FtraceWriter final : public Observer {
+ public:
+  explicit FtraceWriter(int nr_cpus);
+  void on_switch(int64_t t, int cpu, const kernel::Task* prev, PrevState st,
+                 const kernel::Task* next) override;
+  void on_waking(int64_t t, int cpu, const kernel::Task* p, int target_cpu) override;
+  void on_wakeup(int64_t t, int cpu, const kernel::Task* p, int target_cpu, bool is_new) override;
+  void on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int level) override;
+  void on_fork(int64_t t, int cpu, const kernel::Task* parent, const kernel::Task* child) override;
+  void on_exit(int64_t t, int cpu, const kernel::Task* p) override;
+  void on_idle(int64_t t, int cpu, int state) override;
+  // The whole file: header plus every line so far.
+  [[nodiscard]] std::string text() const;
+  void write(const std::string& path) const;
+  [[nodiscard]] size_t lines() const { return nlines_; }
+
+ private:
+  void line(int64_t t, int cpu, const std::string& event, const std::string& args);
+  std::vector<std::string> current_;  // "comm-pid" running on each CPU
+  std::vector<int> current_pid_;
+  std::string body_;
+  size_t nlines_ = 0;
+  int nr_cpus_;
+};
+
+}  // namespace obs

@@ -1,0 +1,54 @@
+// The engine: a single-threaded queue of events in a total order.
+//
+// Events are ordered by (time, phase, sequence). The phase breaks ties between
+// different kinds of events at the same nanosecond so the order never depends
+// on insertion accidents:
+//   Phase::Hardware  – an execution segment on a CPU completes (work is done
+//                      before anything reacts to it at the same instant);
+//   Phase::Interrupt – IPIs and wake-list deliveries arrive;
+//   Phase::Timer     – scheduler ticks (a tick at the same instant as a
+//                      completion sees the completed state);
+//   Phase::Control   – harness actions (start barrier, stop, sampling).
+// The sequence number is the insertion order, so equal (time, phase) events
+// run first-scheduled-first.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "sim/time.hpp"
+
+namespace sim {
+
+enum class Phase : uint8_t { Hardware = 0, Interrupt = 1, Timer = 2, Control = 3 };
+
+class EventQueue {
+ public:
+  using Action = std::function<void()>;
+
+  void schedule(Time at, Phase phase, Action action);
+  // Runs events until the queue is empty, stop() is called, or the next
+  // event lies beyond `limit`. Returns the number of events executed.
+  uint64_t run(Time limit = Time::max(), uint64_t max_events = UINT64_MAX);
+  void stop() { stopped_ = true; }
+  [[nodiscard]] Time now() const { return now_; }
+  [[nodiscard]] bool empty() const { return heap_.empty(); }
+  [[nodiscard]] size_t pending() const { return heap_.size(); }
+  [[nodiscard]] uint64_t executed() const { return executed_; }
+
+ private:
+  struct Entry {
+    Time at;
+    Phase phase;
+    uint64_t seq;
+    Action action;
+  };
+  static bool later(const Entry& a, const Entry& b);
+  std::vector<Entry> heap_;
+  Time now_{};
+  uint64_t next_seq_ = 0;
+  uint64_t executed_ = 0;
+  bool stopped_ = false;
+};
+
+}  // namespace sim

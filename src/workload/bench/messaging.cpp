@@ -1,0 +1,186 @@
+// perf bench sched messaging (tools/perf/bench/sched-messaging.c), a port of
+// hackbench: groups of 20 senders each writing 100-byte messages round-robin
+// to the group's 20 receivers, over socketpairs (or pipes with -p), as
+// processes (or threads with -t). Everyone waits at a ready/poll barrier;
+// the clock runs from the GO byte until every worker has been reaped.
+#include <cstdio>
+
+#include "workload/bench/args.hpp"
+#include "workload/bench/bench.hpp"
+#include "workload/ipc/ipc.hpp"
+
+namespace workload {
+namespace {
+
+constexpr int DATASIZE = 100;
+constexpr int NUM_FDS = 20;  // hard-coded num_fds
+
+struct Params {
+  int64_t num_groups = 10, loops = 100;
+  bool use_pipes = false, thread_mode = false;
+};
+
+struct SenderContext {
+  unsigned num_fds;
+  Fd ready_out;
+  Fd wakefd;
+  Fd out_fds[NUM_FDS];
+  int64_t loops;
+};
+
+struct ReceiverContext {
+  unsigned long num_packets;
+  Fd in_fds[2];
+  Fd ready_out;
+  Fd wakefd;
+};
+
+void fdpair(const kernel::KernelConfig& cfg, bool use_pipes, Fd fds[2]) {
+  if (use_pipes)
+    make_pipe(cfg, fds);
+  else
+    make_socketpair(cfg, fds);
+}
+
+// Block until we're ready to go.
+Co<void> ready(Proc& p, Fd& ready_out, Fd& wakefd) {
+  // Tell them we're ready.
+  co_await sys_write(p, ready_out, 1);
+  // Wait for "GO" signal.
+  co_await sys_poll_in(p, wakefd);
+}
+
+// Sender sprays nr_loops messages down each file descriptor.
+Co<void> sender(Proc& p, std::shared_ptr<SenderContext> ctx) {
+  co_await ready(p, ctx->ready_out, ctx->wakefd);
+  // Now pump to every receiver.
+  for (int64_t i = 0; i < ctx->loops; i++) {
+    for (unsigned j = 0; j < ctx->num_fds; j++) {
+      int64_t done = 0;
+      while (done < DATASIZE) done += co_await sys_write(p, ctx->out_fds[j], DATASIZE - done);
+    }
+  }
+}
+
+// One receiver per fd.
+Co<void> receiver(Proc& p, std::shared_ptr<ReceiverContext> ctx) {
+  co_await ready(p, ctx->ready_out, ctx->wakefd);
+  // Receive them all.
+  for (unsigned long i = 0; i < ctx->num_packets; i++) {
+    int64_t done = 0;
+    while (done < DATASIZE) done += co_await sys_read(p, ctx->in_fds[0], DATASIZE - done);
+  }
+}
+
+struct Shared {
+  Params params;
+  std::function<void()> on_start;
+  int64_t start_ns = -1, stop_ns = -1;
+};
+
+// Create the group's receivers and senders.
+unsigned group(Proc& p, Shared& sh, unsigned num_fds, Fd& ready_out, Fd& wakefd) {
+  const auto& cfg = p.config();
+  auto snd_ctx = std::make_shared<SenderContext>();
+  for (unsigned i = 0; i < num_fds; i++) {
+    Fd fds[2];
+    auto ctx = std::make_shared<ReceiverContext>();
+    fdpair(cfg, sh.params.use_pipes, fds);
+    ctx->num_packets = static_cast<unsigned long>(num_fds * sh.params.loops);
+    ctx->in_fds[0] = fds[0];
+    ctx->in_fds[1] = fds[1];
+    ctx->ready_out = ready_out;
+    ctx->wakefd = wakefd;
+    p.fork("sched-messaging", [ctx](Proc& c) { return receiver(c, ctx); }, sh.params.thread_mode);
+    snd_ctx->out_fds[i] = fds[1];
+  }
+  // Now we have all the fds, fork the senders.
+  snd_ctx->num_fds = num_fds;
+  snd_ctx->ready_out = ready_out;
+  snd_ctx->wakefd = wakefd;
+  snd_ctx->loops = sh.params.loops;
+  for (unsigned i = 0; i < num_fds; i++)
+    p.fork("sched-messaging", [snd_ctx](Proc& c) { return sender(c, snd_ctx); }, sh.params.thread_mode);
+  return num_fds * 2;
+}
+
+Co<void> bench_sched_messaging(Proc& p, std::shared_ptr<Shared> sh) {
+  Fd readyfds[2], wakefds[2];
+  fdpair(p.config(), sh->params.use_pipes, readyfds);
+  fdpair(p.config(), sh->params.use_pipes, wakefds);
+  unsigned total_children = 0;
+  for (int64_t i = 0; i < sh->params.num_groups; i++)
+    total_children += group(p, *sh, NUM_FDS, readyfds[1], wakefds[0]);
+  // Wait for everyone to be ready.
+  for (unsigned i = 0; i < total_children; i++) {
+    int64_t got = 0;
+    while (got < 1) got += co_await sys_read(p, readyfds[0], 1);
+  }
+  sh->start_ns = p.now();
+  if (sh->on_start) sh->on_start();
+  // Kick them off.
+  co_await sys_write(p, wakefds[1], 1);
+  // Reap them all.
+  for (unsigned i = 0; i < total_children; i++) co_await p.wait_child();
+  sh->stop_ns = p.now();
+}
+
+class MessagingRun final : public BenchRun {
+ public:
+  explicit MessagingRun(Params params) { sh_->params = params; }
+  void start(kernel::Kernel& k, std::function<void()> on_start) override {
+    sh_->on_start = std::move(on_start);
+    auto sh = sh_;
+    k.spawn("perf", [sh](Proc& p) { return bench_sched_messaging(p, sh); }, 0);
+  }
+  BenchOutput finish() const override {
+    BenchOutput out;
+    const Params& pr = sh_->params;
+    const char* kind = pr.thread_mode ? "threads" : "processes";
+    char buf[256];
+    out.text += "# Running 'sched/messaging' benchmark:\n";
+    std::snprintf(buf, sizeof buf, "# %d sender and receiver %s per group\n", NUM_FDS, kind);
+    out.text += buf;
+    std::snprintf(buf, sizeof buf, "# %lld groups == %lld %s run\n\n", static_cast<long long>(pr.num_groups),
+                  static_cast<long long>(pr.num_groups * 2 * NUM_FDS), kind);
+    out.text += buf;
+    if (sh_->stop_ns < 0) return out;
+    // gettimeofday() resolution: microseconds; printed as sec.msec, truncated.
+    const int64_t diff_us = (sh_->stop_ns - sh_->start_ns) / 1000;
+    std::snprintf(buf, sizeof buf, " %14s: %lld.%03lld [sec]\n", "Total time",
+                  static_cast<long long>(diff_us / 1000000), static_cast<long long>(diff_us % 1000000 / 1000));
+    out.text += buf;
+    out.metrics.push_back({"total_time", "s", false, static_cast<double>(diff_us) / 1e6});
+    return out;
+  }
+  std::string name() const override { return "sched/messaging"; }
+  std::string command() const override {
+    const Params& pr = sh_->params;
+    return "perf bench sched messaging -g " + std::to_string(pr.num_groups) + " -l " +
+           std::to_string(pr.loops) + (pr.use_pipes ? " -p" : "") + (pr.thread_mode ? " -t" : "");
+  }
+
+ private:
+  std::shared_ptr<Shared> sh_ = std::make_shared<Shared>();
+};
+
+}  // namespace
+
+std::unique_ptr<BenchRun> make_messaging(const std::vector<std::string>& args) {
+  const auto v = parse_bench_args("sched messaging",
+                                  {{"-g", "--group", true, 1, 10000},
+                                   {"-l", "--nr_loops", true, 1, 100000000},
+                                   {"-p", "--pipe", false},
+                                   {"-t", "--thread", false}},
+                                  args);
+  Params p;
+  if (v.count("--group")) p.num_groups = v.at("--group");
+  if (v.count("--nr_loops")) p.loops = v.at("--nr_loops");
+  p.use_pipes = v.count("--pipe") != 0;
+  p.thread_mode = v.count("--thread") != 0;
+  if (p.num_groups * 2 * NUM_FDS > 100000)
+    throw std::invalid_argument("sched messaging: more than 100000 tasks is not supported");
+  return std::make_unique<MessagingRun>(p);
+}
+
+}  // namespace workload

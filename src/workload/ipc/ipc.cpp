@@ -1,0 +1,288 @@
+#include "workload/ipc/ipc.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <utility>
+
+namespace workload {
+
+using kernel::WF_SYNC;
+
+namespace {
+constexpr int64_t PAGE_SIZE = 4096;
+
+int64_t copy_cost(Proc& p, int from_cpu, int64_t bytes) {
+  const auto& c = p.costs();
+  return bytes * c.copy_ns_per_kib / 1024 + p.kernel().machine().transfer_cost(from_cpu, p.cpu(), bytes);
+}
+
+// pipe_wait(): sleep on the queue without re-checking (the caller loops).
+Co<void> pipe_wait(Proc& p, WaitQueue& wq) {
+  bool woken = false;
+  co_await p.wait_event(wq, [&woken] { return std::exchange(woken, true); });
+}
+
+int wake_flags_for(bool sync) { return sync ? WF_SYNC : 0; }
+
+// ---------------------------------------------------------------- pipes --
+
+// fs/pipe.c (v4.0) pipe_write()
+Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
+  auto& k = p.kernel();
+  const auto& c = p.costs();
+  const int64_t hold = c.pipe_write_base + copy_cost(p, p.cpu(), total_len);
+  co_await p.sys(c.syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
+  int64_t ret = 0;
+  bool do_wakeup = false;
+  const int64_t chars = total_len & (PAGE_SIZE - 1);
+  if (!pipe.bufs.empty() && chars != 0) {
+    Pipe::Buffer& last = pipe.bufs.back();
+    if (last.offset + last.len + chars <= PAGE_SIZE) {
+      last.len += chars;
+      last.writer_cpu = p.cpu();
+      do_wakeup = true;
+      ret = chars;
+    }
+  }
+  while (ret < total_len) {
+    if (static_cast<int>(pipe.bufs.size()) < pipe.max_buffers) {
+      const int64_t copied = std::min(PAGE_SIZE, total_len - ret);
+      pipe.bufs.push_back({0, copied, p.cpu()});
+      do_wakeup = true;
+      ret += copied;
+      continue;
+    }
+    // Ring full: wake readers before sleeping.
+    if (do_wakeup) {
+      k.wake_up(pipe.wait, 1, WF_SYNC);
+      do_wakeup = false;
+    }
+    pipe.waiting_writers++;
+    co_await pipe_wait(p, pipe.wait);
+    pipe.waiting_writers--;
+  }
+  if (do_wakeup) k.wake_up(pipe.wait, 1, WF_SYNC);
+  co_return ret;
+}
+
+// fs/pipe.c (v4.0) pipe_read()
+Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
+  auto& k = p.kernel();
+  const auto& c = p.costs();
+  co_await p.sys(c.syscall_entry + pipe.mutex.acquire(p.now(), c.pipe_read_base) + c.pipe_read_base);
+  int64_t ret = 0;
+  bool do_wakeup = false;
+  for (;;) {
+    if (!pipe.bufs.empty()) {
+      Pipe::Buffer& buf = pipe.bufs.front();
+      const int64_t chars = std::min(buf.len, total_len);
+      co_await p.sys(copy_cost(p, buf.writer_cpu, chars));
+      ret += chars;
+      buf.offset += chars;
+      buf.len -= chars;
+      if (buf.len == 0) {
+        pipe.bufs.pop_front();
+        do_wakeup = true;
+      }
+      total_len -= chars;
+      if (total_len == 0) break;
+      if (!pipe.bufs.empty()) continue;
+    }
+    if (!pipe.writers) break;
+    if (!pipe.waiting_writers && ret) break;
+    if (do_wakeup) k.wake_up(pipe.wait, 1, WF_SYNC);
+    co_await pipe_wait(p, pipe.wait);
+  }
+  if (do_wakeup) k.wake_up(pipe.wait, 1, WF_SYNC);
+  co_return ret;
+}
+
+// fs/pipe.c (2.4.19) pipe_write(): one page; a write <= PIPE_BUF needs room
+// for all of it; the end-of-call wakeup is asynchronous.
+Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
+  auto& k = p.kernel();
+  const auto& c = p.costs();
+  const int64_t hold = c.pipe_write_base + copy_cost(p, p.cpu(), count);
+  co_await p.sys(c.syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
+  const int64_t free_needed = count <= PAGE_SIZE ? count : 1;
+  while (PAGE_SIZE - pipe.len24 < free_needed) {
+    pipe.waiting_writers++;
+    co_await pipe_wait(p, pipe.wait);
+    pipe.waiting_writers--;
+  }
+  int64_t written = 0;
+  while (count > 0) {
+    const int64_t space = PAGE_SIZE - pipe.len24;
+    if (space) {
+      const int64_t chars = std::min(count, space);
+      pipe.len24 += chars;
+      pipe.writer_cpu24 = p.cpu();
+      written += chars;
+      count -= chars;
+      continue;
+    }
+    do {
+      k.wake_up(pipe.wait, 1, WF_SYNC);  // the writer is about to sleep
+      pipe.waiting_writers++;
+      co_await pipe_wait(p, pipe.wait);
+      pipe.waiting_writers--;
+    } while (PAGE_SIZE - pipe.len24 == 0);
+  }
+  k.wake_up(pipe.wait, 1, 0);
+  co_return written;
+}
+
+// fs/pipe.c (2.4.19) pipe_read()
+Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
+  auto& k = p.kernel();
+  const auto& c = p.costs();
+  co_await p.sys(c.syscall_entry + pipe.mutex.acquire(p.now(), c.pipe_read_base) + c.pipe_read_base);
+  int64_t read = 0;
+  for (;;) {
+    while (pipe.len24 == 0) {
+      if (!pipe.writers) co_return read;
+      co_await pipe_wait(p, pipe.wait);
+    }
+    const int64_t chars = std::min(count, pipe.len24);
+    co_await p.sys(copy_cost(p, pipe.writer_cpu24, chars));
+    pipe.len24 -= chars;
+    read += chars;
+    count -= chars;
+    if (count && pipe.waiting_writers) {
+      k.wake_up(pipe.wait, 1, WF_SYNC);  // "we know we are going to sleep"
+      continue;
+    }
+    break;
+  }
+  k.wake_up(pipe.wait, 1, 0);
+  co_return read;
+}
+
+// ---------------------------------------------------------- AF_UNIX ----
+
+// unix_write_space(): wake blocked senders once wmem <= sndbuf/4.
+void unix_write_space(Proc& p, UnixSock& sk) {
+  if ((sk.wmem_alloc << 2) <= sk.sndbuf && sk.sleep.active())
+    p.kernel().wake_up(sk.sleep, 1, wake_flags_for(!sk.linux24));
+}
+
+// net/unix/af_unix.c unix_stream_sendmsg() with sock_alloc_send_pskb().
+Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
+  const auto& c = p.costs();
+  UnixSock& other = *sk.peer;
+  int64_t sent = 0;
+  co_await p.sys(c.syscall_entry);
+  while (sent < len) {
+    const int64_t size = std::min(len - sent, (sk.sndbuf >> 1) - 64);
+    // sock_alloc_send_pskb(): block while the send buffer is used up.
+    co_await p.wait_event(sk.sleep, [&sk] { return sk.wmem_alloc - sk.wmem_bias < sk.sndbuf; });
+    co_await p.sys(c.unix_send_base + copy_cost(p, p.cpu(), size));
+    // truesize: SKB_TRUESIZE(kmalloc bucket); the preset gives the 100 B value,
+    // larger writes scale with their size.
+    const int64_t truesize = sk.truesize_100 + std::max<int64_t>(0, size - 100);
+    sk.wmem_alloc += truesize;
+    other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk});
+    // other->sk_data_ready(): sock_def_readable()
+    p.kernel().wake_up(other.sleep, 1, wake_flags_for(!sk.linux24));
+    sent += size;
+  }
+  co_return sent;
+}
+
+// net/unix/af_unix.c unix_stream_recvmsg()
+Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
+  const auto& c = p.costs();
+  int64_t copied = 0;
+  co_await p.sys(c.syscall_entry + c.unix_recv_base);
+  while (size > 0) {
+    if (sk.receive_queue.empty()) {
+      if (copied >= 1) break;
+      co_await p.wait_event(sk.sleep, [&sk] { return !sk.receive_queue.empty(); });
+      continue;
+    }
+    UnixSock::Skb& skb = sk.receive_queue.front();
+    const int64_t chunk = std::min(skb.len - skb.consumed, size);
+    co_await p.sys(copy_cost(p, skb.writer_cpu, chunk));
+    copied += chunk;
+    size -= chunk;
+    skb.consumed += chunk;
+    if (skb.consumed < skb.len) break;
+    UnixSock* owner = skb.owner;
+    const int64_t truesize = skb.truesize;
+    sk.receive_queue.pop_front();
+    // consume_skb() -> sock_wfree() -> sk_write_space()
+    owner->wmem_alloc -= truesize;
+    unix_write_space(p, *owner);
+  }
+  co_return copied;
+}
+
+}  // namespace
+
+int64_t SpinResource::acquire(int64_t now, int64_t hold) {
+  const int64_t spin = std::max<int64_t>(0, free_at - now);
+  free_at = now + spin + hold;
+  return spin;
+}
+
+void make_pipe(const kernel::KernelConfig& cfg, Fd fds[2]) {
+  const bool era24 = cfg.preset().version < 206;
+  auto pipe = std::make_shared<Pipe>(static_cast<int>(cfg.sysctl("pipe_buffers")), era24);
+  fds[0] = Fd{Fd::Kind::PipeRead, pipe, nullptr};
+  fds[1] = Fd{Fd::Kind::PipeWrite, pipe, nullptr};
+}
+
+void make_socketpair(const kernel::KernelConfig& cfg, Fd fds[2]) {
+  auto a = std::make_shared<UnixSock>();
+  auto b = std::make_shared<UnixSock>();
+  for (auto* s : {a.get(), b.get()}) {
+    s->sndbuf = cfg.sysctl("unix_sndbuf");
+    s->truesize_100 = cfg.sysctl("unix_skb_truesize_100");
+    s->linux24 = cfg.preset().version < 206;
+    s->wmem_bias = s->linux24 ? 0 : 1;
+    s->wmem_alloc = s->wmem_bias;
+  }
+  a->peer = b.get();
+  b->peer = a.get();
+  fds[0] = Fd{Fd::Kind::Socket, nullptr, a, b};
+  fds[1] = Fd{Fd::Kind::Socket, nullptr, b, a};
+}
+
+Co<int64_t> sys_write(Proc& p, Fd& fd, int64_t bytes) {
+  switch (fd.kind) {
+    case Fd::Kind::PipeWrite:
+      co_return fd.pipe->linux24 ? co_await pipe_write24(p, *fd.pipe, bytes)
+                                 : co_await pipe_write40(p, *fd.pipe, bytes);
+    case Fd::Kind::Socket:
+      co_return co_await unix_send(p, *fd.sock, bytes);
+    case Fd::Kind::PipeRead:
+      break;
+  }
+  throw std::logic_error("write to the read end of a pipe");
+}
+
+Co<int64_t> sys_read(Proc& p, Fd& fd, int64_t bytes) {
+  switch (fd.kind) {
+    case Fd::Kind::PipeRead:
+      co_return fd.pipe->linux24 ? co_await pipe_read24(p, *fd.pipe, bytes)
+                                 : co_await pipe_read40(p, *fd.pipe, bytes);
+    case Fd::Kind::Socket:
+      co_return co_await unix_recv(p, *fd.sock, bytes);
+    case Fd::Kind::PipeWrite:
+      break;
+  }
+  throw std::logic_error("read from the write end of a pipe");
+}
+
+Co<void> sys_poll_in(Proc& p, Fd& fd) {
+  co_await p.sys(p.costs().syscall_entry + p.costs().poll_base);
+  if (fd.kind == Fd::Kind::Socket) {
+    UnixSock& sk = *fd.sock;
+    co_await p.wait_event(sk.sleep, [&sk] { return !sk.receive_queue.empty(); });
+  } else {
+    Pipe& pipe = *fd.pipe;
+    co_await p.wait_event(pipe.wait, [&pipe] { return pipe.readable(); });
+  }
+}
+
+}  // namespace workload

@@ -1,0 +1,82 @@
+// Pipes and AF_UNIX stream sockets, modelled on fs/pipe.c and
+// net/unix/af_unix.c of the preset's era (4.0: 16 page buffers with small
+// writes merged into the last page, sync wakeups; 2.4: one 4 KiB page,
+// sync wakeups only just before the caller sleeps). See docs/design.md.
+//
+// The kernel paths are coroutines run by the calling task: they charge the
+// syscall, copy and locking costs as kernel work, change the channel state
+// and wake waiters exactly where the C code does.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <memory>
+
+#include "kernel/kernel.hpp"
+
+namespace workload {
+
+using kernel::Co;
+using kernel::Proc;
+using kernel::WaitQueue;
+
+// A lock modelled analytically: a caller spins until the previous holder's
+// hold time has elapsed (4.0 pipe->mutex optimistic spinning; 2.4 PIPE_SEM).
+struct SpinResource {
+  int64_t free_at = 0;
+  // Returns the spin time of a caller arriving at `now` that holds it for `hold`.
+  int64_t acquire(int64_t now, int64_t hold);
+};
+
+struct Pipe {
+  struct Buffer {
+    int64_t offset = 0;  // start of unread data in the page
+    int64_t len = 0;     // unread bytes
+    int writer_cpu = -1;
+  };
+  explicit Pipe(int buffers, bool era24) : max_buffers(buffers), linux24(era24) {}
+  int max_buffers;  // pipe->buffers (16) ; 2.4: one page ring
+  bool linux24;
+  std::deque<Buffer> bufs;
+  int64_t len24 = 0;  // 2.4: bytes in the one-page ring
+  int writer_cpu24 = -1;
+  int readers = 1, writers = 1;
+  int waiting_writers = 0;
+  WaitQueue wait;  // PIPE_WAIT: readers and writers share it
+  SpinResource mutex;
+  [[nodiscard]] bool readable() const { return linux24 ? len24 > 0 : !bufs.empty(); }
+};
+
+struct UnixSock {
+  int64_t sndbuf = 212992;
+  int64_t wmem_alloc = 1;  // 4.0 starts at 1 (sk_alloc); 2.4 at 0
+  int64_t wmem_bias = 1;
+  int64_t truesize_100 = 768;
+  bool linux24 = false;
+  UnixSock* peer = nullptr;
+  struct Skb {
+    int64_t len = 0, consumed = 0, truesize = 0;
+    int writer_cpu = -1;
+    UnixSock* owner = nullptr;
+  };
+  std::deque<Skb> receive_queue;
+  WaitQueue sleep;  // sk_sleep(sk): senders waiting for wmem, readers, pollers
+};
+
+// A file descriptor: one end of a pipe or a connected socket.
+struct Fd {
+  enum class Kind { PipeRead, PipeWrite, Socket } kind = Kind::Socket;
+  std::shared_ptr<Pipe> pipe;
+  std::shared_ptr<UnixSock> sock;
+  std::shared_ptr<UnixSock> peer;  // keeps the other end alive
+};
+
+// pipe(2) and socketpair(AF_UNIX, SOCK_STREAM) following the kernel config.
+void make_pipe(const kernel::KernelConfig& cfg, Fd fds[2]);
+void make_socketpair(const kernel::KernelConfig& cfg, Fd fds[2]);
+
+Co<int64_t> sys_write(Proc& p, Fd& fd, int64_t bytes);
+Co<int64_t> sys_read(Proc& p, Fd& fd, int64_t bytes);
+// poll(fd, POLLIN, -1)
+Co<void> sys_poll_in(Proc& p, Fd& fd);
+
+}  // namespace workload
