@@ -41,6 +41,15 @@ Task* Proc::fork(const std::string& comm, Program program, bool thread) {
   return child;
 }
 
+Co<void> Proc::wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags) {
+  const std::vector<WaitQueue::Waiter> snapshot = wq.waiters;
+  for (const auto& w : snapshot) {
+    if (!kernel_.try_to_wake_up(w.task, wake_flags)) continue;
+    co_await Primitive{this, {Pending::Work, 0, WorkKind::Kernel, false}};
+    if (w.exclusive && --nr_exclusive == 0) break;
+  }
+}
+
 WaitQueue& child_wait(Kernel& k, Task* t) {
   return *k.child_waits_[static_cast<size_t>(t->pid - 1)];
 }
@@ -144,8 +153,11 @@ int64_t Kernel::idle_exit_latency(int c) const {
 // ---- work-conservation monitor ----
 void Kernel::update_wasted() {
   const int64_t t = now_ns();
-  if (nr_idle_ > 0 && nr_waiting_ > 0)
-    wasted_ns_ += (t - wasted_since_) * std::min(nr_idle_, nr_waiting_);
+  // Idle CPUs already being woken for a queued task do not count: the task
+  // waits for that CPU's wakeup latency, not for want of a CPU.
+  const int idle = nr_idle_ - nr_kicked_idle_;
+  const int waiting = nr_waiting_ - nr_kicked_idle_;
+  if (idle > 0 && waiting > 0) wasted_ns_ += (t - wasted_since_) * std::min(idle, waiting);
   wasted_since_ = t;
 }
 
@@ -226,7 +238,7 @@ void Kernel::segment_done(int c, uint64_t gen) {
   this_cpu_ = c;
   if (k.curr) {
     k.curr->pending.work_left = 0;
-    if (k.need_resched)
+    if (k.need_resched && k.curr->pending.preemptible)
       schedule(c, true);
     else
       advance(c);
@@ -253,8 +265,8 @@ void Kernel::advance(int c) {
     if (t->program.done()) t->pending = {Pending::Exit, 0, WorkKind::Kernel};
     switch (t->pending.kind) {
       case Pending::Work:
-        if (t->pending.work_left <= 0) continue;
-        if (k.need_resched) return schedule(c, true);
+        if (t->pending.work_left <= 0 && k.spin_left + k.kern_left == 0) continue;
+        if (k.need_resched && t->pending.preemptible) return schedule(c, true);
         return arm(c);
       case Pending::Resume:
         continue;
@@ -415,6 +427,7 @@ void Kernel::exit_idle(int c) {
   --nr_idle_;
   k.idle = false;
   for (auto* o : observers_) o->on_idle(now_ns(), c, -1);
+  policy_->cpu_exited_idle(c);
   start_tick(c);
 }
 
@@ -459,6 +472,11 @@ void Kernel::send_ipi(int target) {
   Cpu& k = cpu(target);
   if (k.ipi_pending) return;
   k.ipi_pending = true;
+  if (k.idle) {
+    update_wasted();
+    ++nr_kicked_idle_;
+    k.kicked_while_idle = true;
+  }
   const auto& costs = machine_.costs();
   int64_t latency = 0;
   const auto& st = machine_.profile().idle_states[static_cast<size_t>(k.idle_state)];
@@ -478,6 +496,11 @@ void Kernel::handle_ipi(int c) {
   Cpu& k = cpu(c);
   k.ipi_pending = false;
   this_cpu_ = c;
+  if (k.kicked_while_idle) {
+    update_wasted();
+    --nr_kicked_idle_;
+    k.kicked_while_idle = false;
+  }
   if (k.idle) exit_idle(c);
   sync(c);
   const bool was_armed = k.armed;

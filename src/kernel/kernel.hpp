@@ -67,6 +67,10 @@ class Proc {
   Primitive yield() { return {this, {Pending::Yield, 0, WorkKind::Kernel}}; }
   Primitive exit() { return {this, {Pending::Exit, 0, WorkKind::Kernel}}; }
 
+  // wake_up(wq, nr_exclusive, flags) run by this task: each try_to_wake_up()
+  // costs the waker time before the next one, with preemption disabled
+  // (the wait-queue lock is held), as __wake_up_common() does.
+  Co<void> wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags);
   // wait_event_interruptible(wq, cond): sleep on wq until cond() holds.
   Co<void> wait_event(WaitQueue& wq, std::function<bool()> cond, bool exclusive = false);
   // fork()/clone(): charges the fork cost and wakes the new task.
@@ -164,6 +168,7 @@ class Kernel final : public SchedCore {
     bool armed = false;
     bool need_resched = false;
     bool ipi_pending = false;
+    bool kicked_while_idle = false;
     bool balance_kick = false;
     std::vector<Task*> wake_list;
     int idle_state = 0;
@@ -222,6 +227,7 @@ class Kernel final : public SchedCore {
   int nr_waiting_ = 0;
   int64_t wasted_since_ = 0;
   int64_t wasted_ns_ = 0;
+  int nr_kicked_idle_ = 0;  // idle CPUs with a wakeup IPI in flight
   friend WaitQueue& child_wait(Kernel& k, Task* t);
 };
 

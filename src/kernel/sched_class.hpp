@@ -121,6 +121,8 @@ class SchedClass {
   [[nodiscard]] virtual std::vector<std::pair<std::string, int64_t>> stats() const { return {}; }
   // Called when a CPU becomes idle (enter idle loop).
   virtual void cpu_went_idle(int cpu) {}
+  // Called when a CPU leaves its idle loop.
+  virtual void cpu_exited_idle(int cpu) {}
 };
 
 }  // namespace kernel

@@ -22,6 +22,7 @@ struct Pending {
   enum Kind : uint8_t { Resume, Work, Block, Exit, Yield } kind = Resume;
   int64_t work_left = 0;  // ns of work at full speed (Work)
   WorkKind work_kind = WorkKind::User;
+  bool preemptible = true;  // false inside spinlocked sections (e.g. a wake_up() loop)
 };
 
 // nice -> load weight, kernel/sched/core.c prio_to_weight[] (2.6.23 .. 4.x).

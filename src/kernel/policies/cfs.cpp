@@ -185,6 +185,7 @@ class Cfs final : public SchedClass {
   void trigger_load_balance(int cpu) override;
   void nohz_idle_balance(int cpu) override;
   void cpu_went_idle(int cpu) override;
+  void cpu_exited_idle(int cpu) override;
   int nr_running(int cpu) const override { return rq(cpu).cfs.nr_running; }
   bool queue_remote_wakeup(int from, int to) const override {
     // ttwu_queue(): TTWU_QUEUE && !cpus_share_cache(smp_processor_id(), cpu)
@@ -472,14 +473,16 @@ void Cfs::enqueue_entity(int cpu, Task* se, int flags) {
 void Cfs::dequeue_entity(int cpu, Task* se, int flags) {
   CfsRq& cfs = rq(cpu).cfs;
   update_curr(cpu);
+  // dequeue_entity_load_avg(): bring the contribution up to date (and the
+  // runqueue sum with it) before removing it.
   update_runnable_avg(now(), se->se, true);
-  update_contrib(se->se);
+  cfs.runnable_load_avg += update_contrib(se->se);
   clear_buddies(cfs, se);
   if (se != cfs.curr) tree_erase(cfs, se);
   cfs.load_weight -= se->se.load_weight;
   cfs.cfs_tasks.remove(se);
   cfs.nr_running--;
-  cfs.runnable_load_avg = std::max<int64_t>(0, cfs.runnable_load_avg - se->se.load_avg_contrib);
+  cfs.runnable_load_avg -= se->se.load_avg_contrib;
   if (!(flags & DEQUEUE_SLEEP)) se->se.vruntime -= cfs.min_vruntime;
   update_min_vruntime(cfs);
 }
@@ -700,6 +703,13 @@ void Cfs::update_cpu_load(int cpu, int64_t this_load, int64_t pending_updates) {
     if (new_load > old_load) new_load += scale - 1;
     r.cpu_load[i] = (old_load * (scale - 1) + new_load) >> i;
   }
+}
+
+void Cfs::cpu_exited_idle(int cpu) {
+  // tick_nohz_idle_exit() -> update_cpu_load_nohz(): decay cpu_load[] for
+  // the ticks missed while idle.
+  const int64_t pending = core_.jiffies() - rq(cpu).last_load_update_tick;
+  if (pending > 0) update_cpu_load(cpu, 0, pending);
 }
 
 void Cfs::cpu_went_idle(int cpu) {
@@ -1443,7 +1453,8 @@ void Cfs::trigger_load_balance(int cpu) {
   if (core_.domains().of(cpu).empty()) return;
   if (core_.jiffies() >= rq(cpu).next_balance)
     rebalance_domains(cpu, core_.idle_cpu(cpu) ? CpuIdleType::Idle : CpuIdleType::NotIdle);
-  if (nohz_kick_needed(cpu)) {
+  const bool kick = nohz_kick_needed(cpu);
+  if (kick) {
     // nohz_balancer_kick(): the first idle CPU balances for all idle CPUs.
     nohz_next_balance_ = core_.jiffies() + 1;
     int ilb = -1;

@@ -28,7 +28,6 @@ int wake_flags_for(bool sync) { return sync ? WF_SYNC : 0; }
 
 // fs/pipe.c (v4.0) pipe_write()
 Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
-  auto& k = p.kernel();
   const auto& c = p.costs();
   const int64_t hold = c.pipe_write_base + copy_cost(p, p.cpu(), total_len);
   co_await p.sys(c.syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
@@ -54,20 +53,19 @@ Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
     }
     // Ring full: wake readers before sleeping.
     if (do_wakeup) {
-      k.wake_up(pipe.wait, 1, WF_SYNC);
+      co_await p.wake_up(pipe.wait, 1, WF_SYNC);
       do_wakeup = false;
     }
     pipe.waiting_writers++;
     co_await pipe_wait(p, pipe.wait);
     pipe.waiting_writers--;
   }
-  if (do_wakeup) k.wake_up(pipe.wait, 1, WF_SYNC);
+  if (do_wakeup) co_await p.wake_up(pipe.wait, 1, WF_SYNC);
   co_return ret;
 }
 
 // fs/pipe.c (v4.0) pipe_read()
 Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
-  auto& k = p.kernel();
   const auto& c = p.costs();
   co_await p.sys(c.syscall_entry + pipe.mutex.acquire(p.now(), c.pipe_read_base) + c.pipe_read_base);
   int64_t ret = 0;
@@ -90,17 +88,16 @@ Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
     }
     if (!pipe.writers) break;
     if (!pipe.waiting_writers && ret) break;
-    if (do_wakeup) k.wake_up(pipe.wait, 1, WF_SYNC);
+    if (do_wakeup) co_await p.wake_up(pipe.wait, 1, WF_SYNC);
     co_await pipe_wait(p, pipe.wait);
   }
-  if (do_wakeup) k.wake_up(pipe.wait, 1, WF_SYNC);
+  if (do_wakeup) co_await p.wake_up(pipe.wait, 1, WF_SYNC);
   co_return ret;
 }
 
 // fs/pipe.c (2.4.19) pipe_write(): one page; a write <= PIPE_BUF needs room
 // for all of it; the end-of-call wakeup is asynchronous.
 Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
-  auto& k = p.kernel();
   const auto& c = p.costs();
   const int64_t hold = c.pipe_write_base + copy_cost(p, p.cpu(), count);
   co_await p.sys(c.syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
@@ -122,19 +119,18 @@ Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
       continue;
     }
     do {
-      k.wake_up(pipe.wait, 1, WF_SYNC);  // the writer is about to sleep
+      co_await p.wake_up(pipe.wait, 1, WF_SYNC);  // the writer is about to sleep
       pipe.waiting_writers++;
       co_await pipe_wait(p, pipe.wait);
       pipe.waiting_writers--;
     } while (PAGE_SIZE - pipe.len24 == 0);
   }
-  k.wake_up(pipe.wait, 1, 0);
+  co_await p.wake_up(pipe.wait, 1, 0);
   co_return written;
 }
 
 // fs/pipe.c (2.4.19) pipe_read()
 Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
-  auto& k = p.kernel();
   const auto& c = p.costs();
   co_await p.sys(c.syscall_entry + pipe.mutex.acquire(p.now(), c.pipe_read_base) + c.pipe_read_base);
   int64_t read = 0;
@@ -149,21 +145,21 @@ Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
     read += chars;
     count -= chars;
     if (count && pipe.waiting_writers) {
-      k.wake_up(pipe.wait, 1, WF_SYNC);  // "we know we are going to sleep"
+      co_await p.wake_up(pipe.wait, 1, WF_SYNC);  // "we know we are going to sleep"
       continue;
     }
     break;
   }
-  k.wake_up(pipe.wait, 1, 0);
+  co_await p.wake_up(pipe.wait, 1, 0);
   co_return read;
 }
 
 // ---------------------------------------------------------- AF_UNIX ----
 
 // unix_write_space(): wake blocked senders once wmem <= sndbuf/4.
-void unix_write_space(Proc& p, UnixSock& sk) {
+Co<void> unix_write_space(Proc& p, UnixSock& sk) {
   if ((sk.wmem_alloc << 2) <= sk.sndbuf && sk.sleep.active())
-    p.kernel().wake_up(sk.sleep, 1, wake_flags_for(!sk.linux24));
+    co_await p.wake_up(sk.sleep, 1, wake_flags_for(!sk.linux24));
 }
 
 // net/unix/af_unix.c unix_stream_sendmsg() with sock_alloc_send_pskb().
@@ -183,7 +179,7 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
     sk.wmem_alloc += truesize;
     other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk});
     // other->sk_data_ready(): sock_def_readable()
-    p.kernel().wake_up(other.sleep, 1, wake_flags_for(!sk.linux24));
+    co_await p.wake_up(other.sleep, 1, wake_flags_for(!sk.linux24));
     sent += size;
   }
   co_return sent;
@@ -212,7 +208,7 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
     sk.receive_queue.pop_front();
     // consume_skb() -> sock_wfree() -> sk_write_space()
     owner->wmem_alloc -= truesize;
-    unix_write_space(p, *owner);
+    co_await unix_write_space(p, *owner);
   }
   co_return copied;
 }
@@ -228,8 +224,8 @@ int64_t SpinResource::acquire(int64_t now, int64_t hold) {
 void make_pipe(const kernel::KernelConfig& cfg, Fd fds[2]) {
   const bool era24 = cfg.preset().version < 206;
   auto pipe = std::make_shared<Pipe>(static_cast<int>(cfg.sysctl("pipe_buffers")), era24);
-  fds[0] = Fd{Fd::Kind::PipeRead, pipe, nullptr};
-  fds[1] = Fd{Fd::Kind::PipeWrite, pipe, nullptr};
+  fds[0] = Fd{Fd::Kind::PipeRead, pipe, nullptr, nullptr};
+  fds[1] = Fd{Fd::Kind::PipeWrite, pipe, nullptr, nullptr};
 }
 
 void make_socketpair(const kernel::KernelConfig& cfg, Fd fds[2]) {
@@ -251,8 +247,9 @@ void make_socketpair(const kernel::KernelConfig& cfg, Fd fds[2]) {
 Co<int64_t> sys_write(Proc& p, Fd& fd, int64_t bytes) {
   switch (fd.kind) {
     case Fd::Kind::PipeWrite:
-      co_return fd.pipe->linux24 ? co_await pipe_write24(p, *fd.pipe, bytes)
-                                 : co_await pipe_write40(p, *fd.pipe, bytes);
+      // (No co_await inside ?: — GCC 12 evaluates both arms.)
+      if (fd.pipe->linux24) co_return co_await pipe_write24(p, *fd.pipe, bytes);
+      co_return co_await pipe_write40(p, *fd.pipe, bytes);
     case Fd::Kind::Socket:
       co_return co_await unix_send(p, *fd.sock, bytes);
     case Fd::Kind::PipeRead:
@@ -264,8 +261,8 @@ Co<int64_t> sys_write(Proc& p, Fd& fd, int64_t bytes) {
 Co<int64_t> sys_read(Proc& p, Fd& fd, int64_t bytes) {
   switch (fd.kind) {
     case Fd::Kind::PipeRead:
-      co_return fd.pipe->linux24 ? co_await pipe_read24(p, *fd.pipe, bytes)
-                                 : co_await pipe_read40(p, *fd.pipe, bytes);
+      if (fd.pipe->linux24) co_return co_await pipe_read24(p, *fd.pipe, bytes);
+      co_return co_await pipe_read40(p, *fd.pipe, bytes);
     case Fd::Kind::Socket:
       co_return co_await unix_recv(p, *fd.sock, bytes);
     case Fd::Kind::PipeWrite:
