@@ -300,6 +300,7 @@ std::string format_table(const ExperimentResult& r) {
 namespace {
 nlohmann::json summary_json(const obs::Summary& s) {
   nlohmann::json j;
+  j["window_start_ns"] = s.window_start_ns;
   j["elapsed_ns"] = s.elapsed_ns;
   j["context_switches"] = s.context_switches;
   j["migrations"] = s.migrations;

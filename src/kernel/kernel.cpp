@@ -609,6 +609,13 @@ void Kernel::note_wake_affine(bool affine) {
 
 RunResult Kernel::run(int64_t time_limit_ns, uint64_t event_limit) {
   RunResult r;
+  if (!booted_) {
+    // Every CPU starts in its idle loop; tell observers so that traces show it.
+    booted_ = true;
+    for (int c = 0; c < nr_cpus(); ++c)
+      if (cpu(c).idle)
+        for (auto* o : observers_) o->on_idle(now_ns(), c, cpu(c).idle_state);
+  }
   events_.run(sim::Time(time_limit_ns), event_limit);
   if (live_tasks_ > 0) {
     if (events_.empty()) {

@@ -219,6 +219,7 @@ class Kernel final : public SchedCore {
   std::vector<std::unique_ptr<WaitQueue>> child_waits_;  // per task, wait_chldexit
   std::vector<obs::Observer*> observers_;
   int this_cpu_ = 0;
+  bool booted_ = false;
   int next_pid_ = 1;
   int live_tasks_ = 0;
   int64_t global_lock_free_at_ = 0;

@@ -67,6 +67,7 @@ void StatsCollector::reset(kernel::Kernel& k) {
 
 Summary StatsCollector::summarize(const kernel::Kernel& k) const {
   Summary s = s_;
+  s.window_start_ns = t_reset_;
   s.elapsed_ns = k.now_ns() - t_reset_;
   s.idle_ns_per_cpu.clear();
   for (int c = 0; c < k.nr_cpus(); ++c) {

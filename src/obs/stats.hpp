@@ -20,6 +20,7 @@ struct BalanceCounters {
 };
 
 struct Summary {
+  int64_t window_start_ns = 0;  // the timed window: [window_start_ns, +elapsed_ns]
   int64_t elapsed_ns = 0;
   int64_t context_switches = 0;
   int64_t migrations = 0;

@@ -1,0 +1,210 @@
+// CLI tests in the spirit of SimGrid's tesh files: a command, its exit code
+// and its exact (or pattern-checked) output. Expected outputs live beside
+// this file as <name>.out; SCHEDLAB_UPDATE_GOLDEN=1 rewrites them.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <sys/wait.h>
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+Result sh(const std::string& bin, const std::string& args) {
+  const std::string errfile = "/tmp/schedlab_cli_err_" + std::to_string(getpid());
+  const std::string cmd = "cd " SCHEDLAB_SOURCE_DIR " && " + bin + " " + args + " 2>" + errfile;
+  Result r{0, "", ""};
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::ifstream e(errfile);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  std::remove(errfile.c_str());
+  return r;
+}
+
+Result run(const std::string& args) { return sh(SCHEDLAB_BIN, args); }
+
+void expect_file(const std::string& name, const std::string& actual) {
+  const std::string path = std::string(SCHEDLAB_SOURCE_DIR) + "/tests/cli/" + name + ".out";
+  if (std::getenv("SCHEDLAB_UPDATE_GOLDEN")) {
+    std::ofstream(path) << actual;
+    return;
+  }
+  std::ifstream f(path);
+  ASSERT_TRUE(f.good()) << "missing " << path;
+  std::stringstream want;
+  want << f.rdbuf();
+  EXPECT_EQ(actual, want.str()) << "output of '" << name << "' changed";
+}
+
+std::string read(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST(Cli, MachinesListsTheProfiles) {
+  auto r = run("machines");
+  EXPECT_EQ(r.code, 0);
+  expect_file("machines", r.out);
+}
+
+TEST(Cli, TopologyPrintsCpusAndDomains) {
+  auto r = run("topology p4xeon-4way");
+  EXPECT_EQ(r.code, 0);
+  expect_file("topology_p4xeon", r.out);
+  auto h = run("topology haswell-2s8c2t --kernel linux-4.0");
+  EXPECT_EQ(h.code, 0);
+  EXPECT_NE(h.out.find("level 2 NUMA  span  32"), std::string::npos);
+}
+
+TEST(Cli, FeaturesListsFeaturesAndSysctls) {
+  auto r = run("features");
+  EXPECT_EQ(r.code, 0);
+  for (const char* s : {"TTWU_QUEUE", "SYNC_WAKEUPS", "sched_migration_cost_ns", "linux-2.4.19"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
+TEST(Cli, SchedPipeOnTwoFourPrintsPerfFormat) {
+  auto r = run("perf bench sched pipe -l 2000 --machine p4xeon-4way --kernel linux-2.4.19 --quiet");
+  EXPECT_EQ(r.code, 0) << r.err;
+  expect_file("pipe_p4xeon_24", r.out);
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n +\d+\.\d{6} usecs/op\n +\d+ ops/sec\n)")));
+}
+
+TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
+  auto r = run("perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --kernel linux-4.0");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("# 20 sender and receiver processes per group\n# 2 groups == 80 processes run\n\n"),
+            std::string::npos);
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n     Total time: \d+\.\d{3} \[sec\]\n)")));
+  for (const char* s : {"context switches", "migrations", "wakeups", "run delay", "balance newidle",
+                        "idle per cpu", "wasted CPU time"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
+TEST(Cli, JsonOutputHasTheDocumentedKeys) {
+  auto r = run("perf bench sched pipe -l 500 --machine 1s2c1t --json");
+  EXPECT_EQ(r.code, 0) << r.err;
+  for (const char* k : {"\"benchmark\"", "\"args\"", "\"machine\"", "\"kernel\"", "\"seed\"", "\"metrics\"",
+                        "\"ops_per_sec\"", "\"stats\"", "\"idle_ns_per_cpu\""})
+    EXPECT_NE(r.out.find(k), std::string::npos) << k;
+}
+
+TEST(Cli, BadInputGetsOneErrorLineAndNonZeroExit) {
+  const std::map<std::string, std::string> cases = {
+      {"perf bench sched messaging --machine nope", "unknown machine 'nope'"},
+      {"perf bench sched messaging --machine 2s8", "malformed topology spec"},
+      {"perf bench sched messaging --machine 1s2c1t --features NO_SUCH", "unknown feature"},
+      {"perf bench sched messaging --machine 1s2c1t -g 0", "out of range"},
+      {"perf bench sched messaging --machine 1s2c1t -g 99999999999", "out of range"},
+      {"perf bench sched pipe --machine 1s2c1t --sysctl sched_latency_ns=-1", "out of range"},
+      {"perf bench sched pipe --machine 1s2c1t --kernel linux-1.0", "unknown kernel preset"},
+      {"perf bench sched nosuch", "unknown benchmark"},
+      {"perf bench sched pipe --machine 1s2c1t --bogus-flag", "unknown option"},
+      {"run /nonexistent/experiment.toml", "cannot read experiment"},
+      {"topology /nonexistent.toml", "cannot read machine profile"},
+      {"frobnicate", "unknown command"},
+  };
+  for (const auto& [args, msg] : cases) {
+    auto r = run(args);
+    EXPECT_NE(r.code, 0) << args;
+    EXPECT_NE(r.err.find(msg), std::string::npos) << args << " -> " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << args << " -> " << r.err;
+    EXPECT_EQ(r.err.find("terminate"), std::string::npos);
+  }
+}
+
+TEST(Determinism, SameSeedGivesByteIdenticalOutputAndTrace) {
+  const std::string a = "perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 7 --trace /tmp/sl_a.trace";
+  const std::string b = "perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 7 --trace /tmp/sl_b.trace";
+  auto r1 = run(a), r2 = run(b);
+  EXPECT_EQ(r1.out, r2.out);
+  EXPECT_EQ(read("/tmp/sl_a.trace"), read("/tmp/sl_b.trace"));
+  auto r3 = run("perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 8");
+  EXPECT_NE(r1.out, r3.out);
+}
+
+TEST(Determinism, DebugAndReleaseAgree) {
+  const std::string release = SCHEDLAB_RELEASE_BIN;
+  if (release.empty() || !std::ifstream(release).good()) GTEST_SKIP() << "no release binary configured";
+  for (const char* args : {"perf bench sched messaging -g 1 -l 20 --machine haswell-2s8c2t --seed 3",
+                           "perf bench sched pipe -l 3000 --machine p4xeon-4way --kernel linux-2.4.19",
+                           "perf bench sched messaging -g 2 -l 5 -p --machine p4xeon-4way --kernel linux-4.0"}) {
+    auto d = run(args), r = sh(release, args);
+    EXPECT_EQ(d.code, 0);
+    EXPECT_EQ(d.out, r.out) << args;
+  }
+}
+
+// The trace opens in Perfetto (every sched_switch matches its grammar) and
+// its idle intervals agree with the reported statistics.
+TEST(Trace, GrammarAndIdleTimeAgreeWithStatistics) {
+  auto r = run("perf bench sched messaging -g 1 -l 20 --machine 1s4c2t --json --trace /tmp/sl_t.trace");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string t = read("/tmp/sl_t.trace");
+  ASSERT_EQ(t.rfind("# tracer: nop\n", 0), 0u);
+  const std::regex line(R"(^(.*)-(\d+)\s+\(?\s*(\d+|-+)?\)?\s?\[(\d+)\]\s*[a-zA-Z0-9.]{0,5}\s*(\d+\.\d+):\s+(\S+): (.*)$)");
+  const std::regex sw(R"(^prev_comm=\S+ prev_pid=\d+ prev_prio=\d+ prev_state=(R|R\+|S|Z) ==> next_comm=\S+ next_pid=\d+ next_prio=\d+$)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"("idle_ns_total": (\d+))")));
+  const long long stats_idle = std::stoll(m[1]);
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"("window_start_ns": (\d+))")));
+  const long long ws = std::stoll(m[1]);
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"("elapsed_ns": (\d+))")));
+  const long long end = ws + std::stoll(m[1]);
+  // Idle intervals from cpu_idle enter/exit pairs, clipped to the timed window.
+  auto to_ns = [](const std::string& ts) {
+    const auto dot = ts.find('.');
+    return std::stoll(ts.substr(0, dot)) * 1000000000LL + std::stoll(ts.substr(dot + 1));
+  };
+  auto clip = [&](long long a, long long b) { return std::max(0LL, std::min(b, end) - std::max(a, ws)); };
+  std::istringstream in(t);
+  std::string l;
+  size_t switches = 0;
+  std::map<int, long long> idle_start;
+  long long trace_idle = 0, last_ts = 0;
+  while (std::getline(in, l)) {
+    if (l.empty() || l[0] == '#') continue;
+    ASSERT_TRUE(std::regex_match(l, m, line)) << l;
+    const int cpu = std::stoi(m[4]);
+    const long long ts = to_ns(m[5]);
+    EXPECT_GE(ts, last_ts);
+    last_ts = ts;
+    const std::string event = m[6], args = m[7];
+    if (event == "sched_switch") {
+      ++switches;
+      EXPECT_TRUE(std::regex_match(args, sw)) << l;
+    }
+    if (event == "cpu_idle") {
+      if (args.rfind("state=4294967295", 0) == 0) {
+        if (idle_start.count(cpu)) trace_idle += clip(idle_start[cpu], ts);
+        idle_start.erase(cpu);
+      } else {
+        idle_start[cpu] = ts;
+      }
+    }
+  }
+  for (auto& [c, s0] : idle_start) trace_idle += clip(s0, end);  // idle until the end
+  EXPECT_GT(switches, 100u);
+  EXPECT_EQ(trace_idle, stats_idle);
+}

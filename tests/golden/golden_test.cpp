@@ -1,0 +1,96 @@
+// Golden scenarios: 2-4 tasks on 1-2 CPUs per policy, and the exact event
+// log (ftrace text) each must produce. Regenerate deliberately with
+// SCHEDLAB_UPDATE_GOLDEN=1 and review the diff.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "../support/sim_fixture.hpp"
+#include "obs/trace.hpp"
+#include "workload/ipc/ipc.hpp"
+
+using kernel::Co;
+using kernel::Proc;
+using testsupport::hog;
+using testsupport::TinySim;
+
+namespace {
+
+std::string golden_path(const std::string& name) {
+  return std::string(SCHEDLAB_SOURCE_DIR) + "/tests/golden/" + name + ".log";
+}
+
+void check_golden(const std::string& name, TinySim& s, obs::FtraceWriter& trace) {
+  auto r = s.run();
+  ASSERT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
+  ASSERT_EQ(s.k.check_invariants(), "");
+  std::string text = trace.text();
+  text = text.substr(text.find("\n#              | |") + 1);
+  text = text.substr(text.find('\n') + 1);  // drop the header
+  const std::string path = golden_path(name);
+  if (std::getenv("SCHEDLAB_UPDATE_GOLDEN")) {
+    std::ofstream(path) << text;
+    GTEST_SKIP() << "updated " << path;
+  }
+  std::ifstream f(path);
+  ASSERT_TRUE(f.good()) << "missing " << path << " (run with SCHEDLAB_UPDATE_GOLDEN=1)";
+  std::stringstream want;
+  want << f.rdbuf();
+  EXPECT_EQ(text, want.str()) << "event log of scenario " << name << " changed";
+}
+
+Co<void> pinger(Proc& p, workload::Fd* in, workload::Fd* out, int rounds, bool first) {
+  for (int i = 0; i < rounds; ++i) {
+    if (first) co_await workload::sys_write(p, *out, 4);
+    co_await workload::sys_read(p, *in, 4);
+    if (!first) co_await workload::sys_write(p, *out, 4);
+  }
+}
+
+void pipe_scenario(const char* preset, const char* name) {
+  TinySim s("1s2c1t", preset);
+  obs::FtraceWriter trace(2);
+  s.k.add_observer(&trace);
+  workload::Fd a[2], b[2];
+  workload::make_pipe(s.k.config(), a);
+  workload::make_pipe(s.k.config(), b);
+  s.k.spawn("ping", [&](Proc& p) { return pinger(p, &b[0], &a[1], 3, true); }, 0);
+  s.k.spawn("pong", [&](Proc& p) { return pinger(p, &a[0], &b[1], 3, false); }, 1);
+  check_golden(name, s, trace);
+}
+
+void hogs_scenario(const char* preset, const char* name, int64_t work) {
+  TinySim s("1s1c1t", preset);
+  obs::FtraceWriter trace(1);
+  s.k.add_observer(&trace);
+  s.k.spawn("hogA", [work](Proc& p) { return hog(p, work, work / 4); }, 0);
+  s.k.spawn("hogB", [work](Proc& p) { return hog(p, work, work / 4); }, 0);
+  check_golden(name, s, trace);
+}
+
+}  // namespace
+
+// CFS: two CPU hogs time-share one CPU by vruntime (4 ms slices at latency 6 ms).
+TEST(Golden, CfsTwoHogsOneCpu) { hogs_scenario("linux-4.0", "cfs_two_hogs_one_cpu", 12000000); }
+// 2.4: two hogs alternate in 60 ms slices (counter 6 at HZ=100), then an epoch.
+TEST(Golden, Linux24TwoHogsOneCpu) { hogs_scenario("linux-2.4.19", "linux24_two_hogs_one_cpu", 80000000); }
+// CFS: a pipe ping-pong across two CPUs; sync wakeups, select_idle_sibling keeps prev.
+TEST(Golden, CfsPipePingPongTwoCpus) { pipe_scenario("linux-4.0", "cfs_pipe_pingpong_two_cpus"); }
+// 2.4: the same ping-pong; async end-of-write wakeups go through reschedule_idle().
+TEST(Golden, Linux24PipePingPongTwoCpus) { pipe_scenario("linux-2.4.19", "linux24_pipe_pingpong_two_cpus"); }
+
+// CFS fork: a parent forks two children onto a 2-CPU machine and reaps them.
+TEST(Golden, CfsForkAndReap) {
+  TinySim s("1s2c1t", "linux-4.0");
+  obs::FtraceWriter trace(2);
+  s.k.add_observer(&trace);
+  s.k.spawn("parent", [](Proc& p) -> Co<void> {
+    p.fork("kid", [](Proc& c) { return hog(c, 2000000, 1000000); }, false);
+    p.fork("kid", [](Proc& c) { return hog(c, 2000000, 1000000); }, false);
+    co_await p.wait_child();
+    co_await p.wait_child();
+  }, 0);
+  check_golden("cfs_fork_and_reap", s, trace);
+}

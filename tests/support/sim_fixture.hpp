@@ -1,0 +1,36 @@
+// A tiny simulated system for tests: a machine, a kernel and helpers to
+// write task programs inline.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "hw/machine.hpp"
+#include "kernel/kernel.hpp"
+
+namespace testsupport {
+
+struct TinySim {
+  hw::Machine machine;
+  kernel::Kernel k;
+  TinySim(const std::string& machine_name, const std::string& preset, uint64_t seed = 1,
+          const std::string& features = "")
+      : machine(hw::load_machine(machine_name)), k(machine, make_config(preset, features), seed) {}
+  static kernel::KernelConfig make_config(const std::string& preset, const std::string& features) {
+    kernel::KernelConfig c(kernel::load_preset(preset));
+    c.apply_features(features);
+    return c;
+  }
+  kernel::RunResult run(int64_t limit_ns = 10LL * 1000 * 1000 * 1000) { return k.run(limit_ns, 50000000); }
+  kernel::Task* task(const std::string& comm) {
+    for (auto* t : k.all_tasks())
+      if (t->comm == comm) return t;
+    return nullptr;
+  }
+};
+
+// A CPU hog: `total` ns of user work in `chunk` pieces.
+inline kernel::Co<void> hog(kernel::Proc& p, int64_t total, int64_t chunk) {
+  for (int64_t done = 0; done < total; done += chunk) co_await p.user(chunk);
+}
+
+}  // namespace testsupport

@@ -1,2 +1,0 @@
-#include <gtest/gtest.h>
-TEST(Dummy, Ok) { EXPECT_TRUE(true); }

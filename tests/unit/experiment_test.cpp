@@ -1,0 +1,99 @@
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "experiment/experiment.hpp"
+#include "experiment/run.hpp"
+
+using experiment::beyond_noise;
+
+TEST(Statistics, MeanAndSampleStddev) {
+  EXPECT_DOUBLE_EQ(experiment::mean_of({1, 2, 3, 4}), 2.5);
+  EXPECT_NEAR(experiment::stddev_of({2, 4, 4, 4, 5, 5, 7, 9}), 2.138, 1e-3);
+  EXPECT_EQ(experiment::stddev_of({5}), 0);
+}
+
+TEST(Statistics, WelchTestSeparatesSignalFromNoise) {
+  EXPECT_TRUE(beyond_noise({10, 10.1, 9.9, 10.05, 9.95}, {12, 12.1, 11.9, 12.05, 11.95}));
+  EXPECT_FALSE(beyond_noise({10, 12, 8, 11, 9}, {10.5, 12.5, 8.5, 11.5, 9.5}));
+  EXPECT_FALSE(beyond_noise({1}, {2}));
+}
+
+TEST(Command, ParsesPerfBenchLines) {
+  std::string b;
+  std::vector<std::string> a;
+  experiment::parse_command("perf bench sched messaging -g 4 -l 10 -p", b, a);
+  EXPECT_EQ(b, "messaging");
+  EXPECT_EQ(a, (std::vector<std::string>{"-g", "4", "-l", "10", "-p"}));
+  EXPECT_THROW(experiment::parse_command("hackbench 10", b, a), std::invalid_argument);
+}
+
+TEST(Experiment, LoadsAndValidatesFiles) {
+  const std::string path = "/tmp/schedlab_experiment_test.toml";
+  {
+    std::ofstream f(path);
+    f << "name = \"t\"\nmachine = \"1s2c1t\"\nkernel = \"linux-4.0\"\nrepeats = 2\n"
+         "[[variants]]\nname = \"base\"\n[[variants]]\nname = \"noq\"\nfeatures = \"NO_TTWU_QUEUE\"\n"
+         "[[workloads]]\nname = \"pipe\"\ncommand = \"perf bench sched pipe -l 200\"\n";
+  }
+  auto x = experiment::load_experiment(path);
+  EXPECT_EQ(x.variants.size(), 2u);
+  auto r = experiment::run_experiment(x, 2);
+  EXPECT_TRUE(r.problems.empty());
+  ASSERT_FALSE(r.cells.empty());
+  EXPECT_EQ(r.cells[0].values.size(), 2u);
+  auto json = experiment::format_json(r);
+  EXPECT_NE(json.find("\"beyond_noise\""), std::string::npos);
+  // Same experiment, different parallelism: identical numbers.
+  auto r1 = experiment::run_experiment(x, 1);
+  EXPECT_EQ(experiment::format_json(r1), json);
+  {
+    std::ofstream f(path);
+    f << "name = \"t\"\nmachine = \"1s2c1t\"\n[[workloads]]\ncommand = \"perf bench sched nope\"\n";
+  }
+  EXPECT_THROW(experiment::load_experiment(path), std::invalid_argument);
+  EXPECT_THROW(experiment::load_experiment("/nonexistent.toml"), std::invalid_argument);
+  std::remove(path.c_str());
+}
+
+TEST(RunOnce, InvariantsHoldForBothPoliciesAndBothBenchmarks) {
+  for (const char* k : {"linux-4.0", "linux-3.10", "linux-2.4.19"}) {
+    for (const char* b : {"messaging", "pipe"}) {
+      experiment::RunSpec s;
+      s.machine = "2s2c2t";
+      s.kernel = k;
+      s.bench = b;
+      s.bench_args = std::string(b) == "messaging" ? std::vector<std::string>{"-g", "2", "-l", "5"}
+                                                   : std::vector<std::string>{"-l", "300"};
+      auto o = experiment::run_once(s);
+      EXPECT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed) << k << " " << b;
+      EXPECT_EQ(o.invariant_errors, "") << k << " " << b;
+      ASSERT_FALSE(o.output.metrics.empty());
+      EXPECT_GT(o.output.metrics[0].value, 0);
+    }
+  }
+}
+
+TEST(RunOnce, PipeModeAndThreadModeMessagingRun) {
+  experiment::RunSpec s;
+  s.machine = "1s4c1t";
+  s.bench = "messaging";
+  s.bench_args = {"-g", "1", "-l", "20", "-p", "-t"};
+  auto o = experiment::run_once(s);
+  EXPECT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(o.invariant_errors, "");
+  EXPECT_NE(o.output.text.find("# 20 sender and receiver threads per group"), std::string::npos);
+}
+
+TEST(RunOnce, BadInputIsAnError) {
+  experiment::RunSpec s;
+  s.machine = "nope";
+  EXPECT_THROW(experiment::run_once(s), std::invalid_argument);
+  s.machine = "1s2c1t";
+  s.features = "BOGUS";
+  EXPECT_THROW(experiment::run_once(s), std::invalid_argument);
+  s.features = "";
+  s.bench_args = {"-g", "0"};
+  EXPECT_THROW(experiment::run_once(s), std::invalid_argument);
+}

@@ -1,0 +1,77 @@
+#include <gtest/gtest.h>
+
+#include "hw/machine.hpp"
+#include "hw/topology.hpp"
+
+using hw::Distance;
+using hw::Topology;
+
+TEST(Topology, ParsesSpecsAndNumbersCpusLikeLinux) {
+  auto t = Topology::from_spec("2s8c2t");
+  EXPECT_EQ(t.nr_cpus(), 32);
+  EXPECT_EQ(t.cpu(0).socket, 0);
+  EXPECT_EQ(t.cpu(8).socket, 1);
+  EXPECT_EQ(t.cpu(16).core, t.cpu(0).core);  // SMT sibling of cpu0
+  EXPECT_EQ(t.distance(0, 16), Distance::SmtSibling);
+  EXPECT_EQ(t.distance(0, 1), Distance::SameLlc);
+  EXPECT_EQ(t.distance(0, 8), Distance::RemoteNode);
+  EXPECT_EQ(t.distance(3, 3), Distance::SameCpu);
+  EXPECT_EQ(Topology::from_spec("4c").nr_cpus(), 4);
+  EXPECT_EQ(Topology::from_spec("8s10c2t").nr_cpus(), 160);
+}
+
+TEST(Topology, RejectsMalformedSpecs) {
+  for (const char* bad : {"", "2s", "x4c", "0c", "4c9t", "2s8c2t3", "99999c", "8s40c2t"})
+    EXPECT_THROW(Topology::from_spec(bad), std::invalid_argument) << bad;
+}
+
+TEST(Topology, PrivateLlcMakesEveryCoreItsOwnCache) {
+  Topology t(1, 4, 1, true);
+  EXPECT_EQ(t.distance(0, 1), Distance::SameNode);
+  EXPECT_EQ(t.llc_mask(2).weight(), 1);
+}
+
+TEST(CpuMask, IteratesAndWraps) {
+  hw::CpuMask m;
+  for (int c : {1, 3, 64, 200}) m.set(c);
+  std::vector<int> order;
+  m.for_each_wrap(64, [&](int c) { order.push_back(c); });
+  EXPECT_EQ(order, (std::vector<int>{64, 200, 1, 3}));
+  EXPECT_EQ(m.weight(), 4);
+  EXPECT_EQ(m.next(3), 64);
+  EXPECT_THROW(m.set(256), std::out_of_range);
+}
+
+TEST(MachineProfile, SeedMachinesLoadWithEveryCostSourced) {
+  for (const char* name : {"haswell-2s8c2t", "westmere-8s10c2t", "p4xeon-4way", "generic"}) {
+    auto p = hw::load_machine(name);
+    ASSERT_EQ(p.cost_sources.size(), hw::cost_params().size()) << name;
+    for (size_t i = 0; i < p.cost_sources.size(); ++i)
+      EXPECT_FALSE(p.cost_sources[i].empty()) << name << " " << hw::cost_params()[i].name;
+    EXPECT_FALSE(p.idle_states.empty());
+  }
+  EXPECT_EQ(hw::load_machine("haswell-2s8c2t").topology.nr_cpus(), 32);
+  EXPECT_EQ(hw::load_machine("westmere-8s10c2t").topology.nr_cpus(), 160);
+  EXPECT_EQ(hw::load_machine("westmere-8s10c2t").topology.node_distance(0, 7), 19);
+  EXPECT_EQ(hw::load_machine("p4xeon-4way").topology.nr_cpus(), 4);
+}
+
+TEST(MachineProfile, SpecMachinesUseGenericCostsAndBadNamesFail) {
+  auto p = hw::load_machine("1s2c1t");
+  EXPECT_EQ(p.topology.nr_cpus(), 2);
+  EXPECT_THROW(hw::load_machine("no-such-machine"), std::invalid_argument);
+  EXPECT_THROW(hw::load_machine("/nonexistent/file.toml"), std::invalid_argument);
+}
+
+TEST(Machine, SmtSiblingSharesThroughput) {
+  hw::Machine m(hw::load_machine("haswell-2s8c2t"));
+  std::vector<int> changed;
+  m.set_rate_listener([&](int c) { changed.push_back(c); });
+  EXPECT_EQ(m.rate_permille(0), 1000);
+  m.set_executing(16, true);
+  EXPECT_EQ(changed, std::vector<int>{0});
+  EXPECT_EQ(m.rate_permille(0), m.costs().smt_throughput_permille);
+  EXPECT_EQ(m.rate_permille(1), 1000);
+  EXPECT_GT(m.transfer_cost(0, 8, 4096), m.transfer_cost(0, 1, 4096));
+  EXPECT_EQ(m.transfer_cost(0, 0, 4096), 0);
+}

@@ -1,0 +1,72 @@
+#include <gtest/gtest.h>
+
+#include "../support/sim_fixture.hpp"
+#include "workload/ipc/ipc.hpp"
+
+using kernel::Co;
+using kernel::Proc;
+using testsupport::TinySim;
+using workload::Fd;
+
+namespace {
+// Writes 100-byte messages with nobody reading; counts completed writes.
+Co<void> writer(Proc& p, Fd* fd, int* written) {
+  for (;;) {
+    co_await workload::sys_write(p, *fd, 100);
+    ++*written;
+  }
+}
+
+int capacity(const std::string& preset, bool pipe) {
+  TinySim s("1s2c1t", preset);
+  Fd fds[2];
+  if (pipe)
+    workload::make_pipe(s.k.config(), fds);
+  else
+    workload::make_socketpair(s.k.config(), fds);
+  int written = 0;
+  s.k.spawn("writer", [&](Proc& p) { return writer(p, &fds[1], &written); }, 0);
+  auto r = s.run();
+  EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Deadlock);
+  return written;
+}
+
+Co<void> pingpong(Proc& p, Fd* in, Fd* out, int loops, bool first) {
+  for (int i = 0; i < loops; ++i) {
+    if (first) co_await workload::sys_write(p, *out, 4);
+    int64_t got = co_await workload::sys_read(p, *in, 4);
+    EXPECT_EQ(got, 4);
+    if (!first) co_await workload::sys_write(p, *out, 4);
+  }
+}
+}  // namespace
+
+// fs/pipe.c: 16 pages, 40 merged 100-byte writes per page.
+TEST(Pipe, Linux40HoldsSixHundredFortyMessages) { EXPECT_EQ(capacity("linux-4.0", true), 640); }
+// 2.4: one 4 KiB page, a write <= PIPE_BUF needs room for all of it.
+TEST(Pipe, Linux24HoldsFortyMessages) { EXPECT_EQ(capacity("linux-2.4.19", true), 40); }
+// af_unix: 768-byte truesize against a 212992-byte sk_sndbuf -> 278 in flight.
+TEST(UnixSocket, Linux40SendBufferLimitsInFlightMessages) { EXPECT_EQ(capacity("linux-4.0", false), 278); }
+// 2.4: 288-byte truesize against 65535 -> 228 in flight.
+TEST(UnixSocket, Linux24SendBufferLimitsInFlightMessages) { EXPECT_EQ(capacity("linux-2.4.19", false), 228); }
+
+TEST(Pipe, PingPongDeliversEveryTokenWithSyncWakeups) {
+  for (const char* preset : {"linux-4.0", "linux-2.4.19"}) {
+    TinySim s("1s2c1t", preset);
+    Fd a[2], b[2];
+    workload::make_pipe(s.k.config(), a);
+    workload::make_pipe(s.k.config(), b);
+    s.k.spawn("ping", [&](Proc& p) { return pingpong(p, &b[0], &a[1], 200, true); }, 0);
+    s.k.spawn("pong", [&](Proc& p) { return pingpong(p, &a[0], &b[1], 200, false); }, 1);
+    auto r = s.run();
+    EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Completed) << preset;
+    EXPECT_EQ(s.k.check_invariants(), "") << preset;
+  }
+}
+
+TEST(SpinResource, WaitersQueueBehindTheHolder) {
+  workload::SpinResource m;
+  EXPECT_EQ(m.acquire(100, 50), 0);
+  EXPECT_EQ(m.acquire(120, 10), 30);
+  EXPECT_EQ(m.acquire(500, 10), 0);
+}

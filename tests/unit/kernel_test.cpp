@@ -1,0 +1,171 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "kernel/features.hpp"
+#include "kernel/sched_domain.hpp"
+#include "../support/sim_fixture.hpp"
+
+using kernel::Co;
+using kernel::Proc;
+using testsupport::hog;
+using testsupport::TinySim;
+
+TEST(Features, PresetsSetEraDefaults) {
+  auto p40 = kernel::load_preset("linux-4.0");
+  EXPECT_EQ(p40.policy, kernel::PolicyKind::Cfs);
+  EXPECT_TRUE(p40.features.at("WAKE_WIDE"));
+  EXPECT_TRUE(p40.features.at("NEWIDLE_COST"));
+  auto p310 = kernel::load_preset("linux-3.10");
+  EXPECT_FALSE(p310.features.at("WAKE_WIDE"));
+  EXPECT_FALSE(p310.features.at("NEWIDLE_COST"));
+  auto p24 = kernel::load_preset("linux-2.4.19");
+  EXPECT_EQ(p24.policy, kernel::PolicyKind::Linux24);
+  EXPECT_EQ(p24.hz, 100);
+  EXPECT_EQ(p24.sysctls.at("pipe_buffers"), 1);
+  EXPECT_THROW(kernel::load_preset("linux-9.9"), std::invalid_argument);
+}
+
+TEST(Features, FeatureAndSysctlOverridesAreValidated) {
+  kernel::KernelConfig c(kernel::load_preset("linux-4.0"));
+  c.apply_features("NO_TTWU_QUEUE, NEXT_BUDDY");
+  EXPECT_FALSE(c.feat("TTWU_QUEUE"));
+  EXPECT_TRUE(c.feat("NEXT_BUDDY"));
+  EXPECT_THROW(c.apply_features("NO_SUCH_FEATURE"), std::invalid_argument);
+  c.apply_sysctl("sched_migration_cost_ns=250000");
+  EXPECT_EQ(c.sysctl("sched_migration_cost_ns"), 250000);
+  EXPECT_THROW(c.apply_sysctl("sched_migration_cost_ns"), std::invalid_argument);
+  EXPECT_THROW(c.apply_sysctl("bogus=1"), std::invalid_argument);
+  EXPECT_THROW(c.apply_sysctl("sched_nr_migrate=-5"), std::invalid_argument);
+  EXPECT_THROW(c.apply_sysctl("pipe_buffers=0"), std::invalid_argument);
+  EXPECT_THROW(c.apply_sysctl("sched_latency_ns=12abc"), std::invalid_argument);
+}
+
+TEST(SchedDomains, HaswellHasSmtMcNumaLikeTopologyC) {
+  auto prof = hw::load_machine("haswell-2s8c2t");
+  kernel::SchedDomains sd(prof.topology, 400);
+  const auto& d = sd.of(0);
+  ASSERT_EQ(d.size(), 3u);
+  EXPECT_EQ(d[0].name, "SMT");
+  EXPECT_EQ(d[0].span_weight, 2);
+  EXPECT_EQ(d[0].imbalance_pct, 110);
+  EXPECT_EQ(d[1].name, "MC");
+  EXPECT_EQ(d[1].span_weight, 16);
+  EXPECT_EQ(d[1].groups.size(), 8u);
+  EXPECT_TRUE(d[1].flags & kernel::SD_PREFER_SIBLING);  // inherited from the degenerate DIE
+  EXPECT_EQ(d[2].name, "NUMA");
+  EXPECT_EQ(d[2].span_weight, 32);
+  EXPECT_TRUE(d[2].flags & kernel::SD_SERIALIZE);
+  EXPECT_TRUE(d[2].flags & kernel::SD_WAKE_AFFINE);  // distance 21 <= RECLAIM_DISTANCE
+  EXPECT_EQ(d[2].groups.size(), 2u);
+  EXPECT_TRUE(d[2].groups[0].cpus.test(0));  // local group first
+  EXPECT_EQ(sd.llc_size(0), 16);
+  EXPECT_TRUE(sd.cpus_share_cache(0, 23));
+  EXPECT_FALSE(sd.cpus_share_cache(0, 8));
+  EXPECT_EQ(sd.level_spanning(0, 16), 0);
+  EXPECT_EQ(sd.level_spanning(0, 8), 2);
+  EXPECT_EQ(d[0].groups[0].capacity, 589);  // smt_gain 1178 / 2
+}
+
+TEST(SchedDomains, P4XeonIsOneFlatDomainWithoutSharedCache) {
+  auto prof = hw::load_machine("p4xeon-4way");
+  kernel::SchedDomains sd(prof.topology, 400);
+  ASSERT_EQ(sd.of(2).size(), 1u);
+  EXPECT_EQ(sd.of(2)[0].name, "DIE");
+  EXPECT_EQ(sd.of(2)[0].groups.size(), 4u);
+  EXPECT_FALSE(sd.of(2)[0].flags & kernel::SD_SHARE_PKG_RESOURCES);
+  EXPECT_EQ(sd.llc_level(2), -1);
+  EXPECT_FALSE(sd.cpus_share_cache(0, 1));
+}
+
+TEST(SchedDomains, WestmereHasThreeNumaLevels) {
+  auto prof = hw::load_machine("westmere-8s10c2t");
+  kernel::SchedDomains sd(prof.topology, 400);
+  std::vector<int> spans;
+  for (const auto& d : sd.of(0)) spans.push_back(d.span_weight);
+  EXPECT_EQ(spans, (std::vector<int>{2, 20, 40, 80, 160}));
+  kernel::SchedDomains sd310(prof.topology, 310);
+  EXPECT_EQ(sd310.of(0)[1].busy_factor, 64);  // SD_MC_INIT
+}
+
+namespace {
+Co<void> sleeper(Proc& p, kernel::WaitQueue* wq, bool* flag) {
+  co_await p.wait_event(*wq, [flag] { return *flag; });
+  co_await p.user(1000);
+}
+Co<void> waker(Proc& p, kernel::WaitQueue* wq, bool* flag) {
+  // Long enough to be preempted by the tick, so the sleeper gets to sleep.
+  for (int i = 0; i < 10; ++i) co_await p.user(1000000);
+  *flag = true;
+  co_await p.wake_up(*wq, 1, 0);
+}
+Co<void> forever_blocked(Proc& p, kernel::WaitQueue* wq) {
+  co_await p.wait_event(*wq, [] { return false; });
+}
+}  // namespace
+
+TEST(Kernel, CfsSharesOneCpuFairlyBetweenTwoHogs) {
+  TinySim s("1s1c1t", "linux-4.0");
+  s.k.spawn("a", [](Proc& p) { return hog(p, 60000000, 100000); }, 0);
+  s.k.spawn("b", [](Proc& p) { return hog(p, 60000000, 100000); }, 0);
+  auto r = s.run();
+  ASSERT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  // Both finish within one scheduling period of each other: fair sharing.
+  const int64_t a_end = s.task("a")->last_ran.ns(), b_end = s.task("b")->last_ran.ns();
+  EXPECT_LT(std::abs(a_end - b_end), 7000000);
+  EXPECT_GT(s.task("a")->nr_switches, 5);
+  EXPECT_GE(r.end_ns, 120000000);
+}
+
+TEST(Kernel, WakeupRecordsRunDelayAndEveryCpuAccountsForAllTime) {
+  TinySim s("1s1c1t", "linux-4.0");
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) { return sleeper(p, &wq, &flag); }, 0);
+  s.k.spawn("waker", [&](Proc& p) { return waker(p, &wq, &flag); }, 0);
+  auto r = s.run();
+  ASSERT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  // Woken on the waker's CPU, the sleeper waits for the waker to leave it.
+  EXPECT_GT(s.task("sleeper")->run_delay_ns, 0);
+  EXPECT_EQ(s.k.accounting(0).total(), r.end_ns);
+}
+
+TEST(Kernel, DeadlockIsReportedNotHung) {
+  TinySim s("1s2c1t", "linux-4.0");
+  kernel::WaitQueue wq;
+  s.k.spawn("stuck", [&](Proc& p) { return forever_blocked(p, &wq); }, 0);
+  auto r = s.run();
+  EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Deadlock);
+  EXPECT_NE(r.detail.find("stuck"), std::string::npos);
+}
+
+TEST(Kernel, Linux24RecalculatesCountersInEpochs) {
+  TinySim s("1s1c1t", "linux-2.4.19");
+  for (const char* n : {"a", "b", "c"}) s.k.spawn(n, [](Proc& p) { return hog(p, 200000000, 1000000); }, 0);
+  auto r = s.run();
+  ASSERT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  int64_t epochs = 0;
+  for (const auto& [k, v] : s.k.policy().stats())
+    if (k == "epochs") epochs = v;
+  // 600 ms of work in 60 ms slices (NICE_TO_TICKS(0) = 6 at HZ=100).
+  EXPECT_GE(epochs, 2);
+  EXPECT_GE(s.task("a")->nr_switches, 3);
+}
+
+TEST(Kernel, ForkBalancingSpreadsChildrenToIdleCpus) {
+  TinySim s("2s2c1t", "linux-4.0");
+  s.k.spawn("parent", [](Proc& p) -> Co<void> {
+    for (int i = 0; i < 3; ++i) p.fork("child", [](Proc& c) { return hog(c, 5000000, 500000); }, false);
+    for (int i = 0; i < 3; ++i) co_await p.wait_child();
+  }, 0);
+  auto r = s.run();
+  ASSERT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  std::set<int> cpus;
+  for (auto* t : s.k.all_tasks())
+    if (t->comm == "child") cpus.insert(t->processor);
+  EXPECT_GE(cpus.size(), 3u);
+}

@@ -1,0 +1,83 @@
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "sim/event_queue.hpp"
+#include "sim/rng.hpp"
+
+using sim::EventQueue;
+using sim::Phase;
+using sim::Time;
+
+TEST(Time, StrongTypeArithmetic) {
+  EXPECT_EQ((sim::usec(3) + sim::nsec(5)).ns(), 3005);
+  EXPECT_EQ((sim::msec(2) - sim::usec(1)).ns(), 1999000);
+  EXPECT_LT(sim::nsec(1), sim::nsec(2));
+  EXPECT_EQ(sim::sec(1).ns(), 1000000000);
+}
+
+TEST(EventQueue, OrdersByTimeThenPhaseThenSequence) {
+  EventQueue q;
+  std::vector<std::string> log;
+  q.schedule(Time(10), Phase::Timer, [&] { log.push_back("t10-timer"); });
+  q.schedule(Time(10), Phase::Hardware, [&] { log.push_back("t10-hw-a"); });
+  q.schedule(Time(5), Phase::Control, [&] { log.push_back("t5"); });
+  q.schedule(Time(10), Phase::Hardware, [&] { log.push_back("t10-hw-b"); });
+  q.schedule(Time(10), Phase::Interrupt, [&] { log.push_back("t10-irq"); });
+  EXPECT_EQ(q.run(), 5u);
+  EXPECT_EQ(log, (std::vector<std::string>{"t5", "t10-hw-a", "t10-hw-b", "t10-irq", "t10-timer"}));
+  EXPECT_EQ(q.now().ns(), 10);
+}
+
+TEST(EventQueue, RejectsThePastAndHonoursLimits) {
+  EventQueue q;
+  int n = 0;
+  q.schedule(Time(100), Phase::Control, [&] { ++n; });
+  q.schedule(Time(200), Phase::Control, [&] { ++n; });
+  q.run(Time(150));
+  EXPECT_EQ(n, 1);
+  EXPECT_THROW(q.schedule(Time(50), Phase::Control, [] {}), std::logic_error);
+  q.run(Time::max(), 1);
+  EXPECT_EQ(n, 2);
+}
+
+TEST(EventQueue, EventsScheduledDuringRunExecuteInOrder) {
+  EventQueue q;
+  std::vector<int> seen;
+  q.schedule(Time(1), Phase::Control, [&] {
+    seen.push_back(1);
+    q.schedule(Time(1), Phase::Control, [&] { seen.push_back(2); });
+    q.schedule(Time(3), Phase::Control, [&] { seen.push_back(3); });
+  });
+  q.run();
+  EXPECT_EQ(seen, (std::vector<int>{1, 2, 3}));
+}
+
+TEST(Rng, SameSeedAndNameGiveTheSameStream) {
+  sim::Rng a(42, "cost-jitter"), b(42, "cost-jitter");
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(a.next_u64(), b.next_u64());
+}
+
+TEST(Rng, StreamsAreIndependentByName) {
+  sim::Rng a(42, "a"), b(42, "b"), c(43, "a");
+  EXPECT_NE(a.next_u64(), b.next_u64());
+  sim::Rng a2(42, "a");
+  a2.next_u64();
+  EXPECT_NE(a2.next_u64(), c.next_u64());
+}
+
+TEST(Rng, BoundedDrawsStayInRangeAndCoverIt) {
+  sim::Rng r(7, "x");
+  std::set<int64_t> seen;
+  for (int i = 0; i < 2000; ++i) {
+    const int64_t v = r.between(-3, 3);
+    ASSERT_GE(v, -3);
+    ASSERT_LE(v, 3);
+    seen.insert(v);
+  }
+  EXPECT_EQ(seen.size(), 7u);
+  int hits = 0;
+  for (int i = 0; i < 10000; ++i) hits += r.chance(1, 4);
+  EXPECT_NEAR(hits, 2500, 250);
+  EXPECT_EQ(r.below(0), 0u);
+}
