@@ -31,6 +31,26 @@ int cmd_machines() {
   return 0;
 }
 
+int cmd_costs(const std::string& name) {
+  auto prof = hw::load_machine(name);
+  const auto& params = hw::cost_params();
+  std::printf("| parameter | value | unit | source |\n|---|---|---|---|\n");
+  hw::Costs c = prof.costs;
+  const int64_t values[] = {
+#define COST(n, unit, help) c.n,
+#include "hw/costs.def"
+#undef COST
+  };
+  for (size_t i = 0; i < params.size(); ++i)
+    std::printf("| %s | %lld | %s | %s |\n", params[i].name, static_cast<long long>(values[i]), params[i].unit,
+                prof.cost_sources[i].c_str());
+  std::printf("\n| idle state | exit latency (ns) | target residency (ns) | polling | source |\n|---|---|---|---|---|\n");
+  for (const auto& st : prof.idle_states)
+    std::printf("| %s | %lld | %lld | %s | %s |\n", st.name.c_str(), static_cast<long long>(st.exit_latency_ns),
+                static_cast<long long>(st.target_residency_ns), st.polling ? "yes" : "no", st.source.c_str());
+  return 0;
+}
+
 int cmd_topology(const std::string& name, const std::string& kernel_name) {
   auto prof = hw::load_machine(name);
   const std::string kname = kernel_name.empty() ? prof.default_kernel : kernel_name;
@@ -198,6 +218,7 @@ void usage() {
                "  schedlab run experiments/<name>.toml [--json] [--jobs N]\n"
                "  schedlab machines\n"
                "  schedlab topology <machine> [--kernel K]\n"
+               "  schedlab costs <machine>       (every cost parameter, value, unit and source)\n"
                "  schedlab features [--kernel K]\n";
 }
 
@@ -217,10 +238,10 @@ int main(int argc, char** argv) {
     if (cmd == "perf") return cmd_bench(argc, argv);
     if (cmd == "run") return cmd_run(argc, argv);
     if (cmd == "machines") return cmd_machines();
-    if (cmd == "topology" || cmd == "features") {
+    if (cmd == "topology" || cmd == "features" || cmd == "costs") {
       CLI::App app{"schedlab " + cmd};
       std::string machine, kname;
-      if (cmd == "topology") app.add_option("machine", machine, "machine profile or spec")->required();
+      if (cmd != "features") app.add_option("machine", machine, "machine profile or spec")->required();
       app.add_option("--kernel", kname, "kernel preset");
       try {
         std::vector<std::string> args;
@@ -233,6 +254,7 @@ int main(int argc, char** argv) {
         }
         return fail(e.what());
       }
+      if (cmd == "costs") return cmd_costs(machine);
       return cmd == "topology" ? cmd_topology(machine, kname) : cmd_features(kname);
     }
     usage();

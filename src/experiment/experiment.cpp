@@ -268,8 +268,9 @@ std::string format_table(const ExperimentResult& r) {
     o << buf;
   }
   o << "\nWhy (mean over repeats, timed window only):\n";
-  std::snprintf(buf, sizeof buf, "%-34s %-18s %9s %9s %9s %7s %8s %8s %9s %8s %9s %9s\n", "workload", "variant",
-                "ctxsw", "migr", "wakeups", "remote", "affine", "rundelay", "p99", "idle%", "balances", "wasted");
+  std::snprintf(buf, sizeof buf, "%-34s %-18s %9s %8s %9s %7s %7s %9s %8s %7s %9s %8s %8s\n", "workload", "variant",
+                "ctxsw", "migr", "wakeups", "remote", "affine", "rundelay", "p99", "idle%", "balances", "wasted",
+                "lockspin");
   o << buf;
   for (const auto& [wl, var, s] : r.stats) {
     int64_t bal = 0, bal_ok = 0;
@@ -281,16 +282,17 @@ std::string format_table(const ExperimentResult& r) {
     const double idle_pct = s.elapsed_ns > 0 ? 100.0 * static_cast<double>(s.idle_ns_total) /
                                                    (static_cast<double>(s.elapsed_ns) * ncpu)
                                              : 0;
-    char balbuf[32], wasted[32], rd[32], p99[32];
+    char balbuf[32], wasted[32], rd[32], p99[32], spin[32];
+    std::snprintf(spin, sizeof spin, "%.1fms", static_cast<double>(s.spin_ns_total) / 1e6);
     std::snprintf(balbuf, sizeof balbuf, "%lld/%lld", static_cast<long long>(bal_ok), static_cast<long long>(bal));
     std::snprintf(wasted, sizeof wasted, "%.1fms", static_cast<double>(s.wasted_ns) / 1e6);
     std::snprintf(rd, sizeof rd, "%.1fus", s.run_delay_avg_us);
     std::snprintf(p99, sizeof p99, "%.0fus", s.run_delay_p99_us);
-    std::snprintf(buf, sizeof buf, "%-34s %-18s %9lld %9lld %9lld %7lld %8lld %8s %9s %7.1f%% %9s %9s\n",
+    std::snprintf(buf, sizeof buf, "%-34s %-18s %9lld %8lld %9lld %7lld %7lld %9s %8s %6.1f%% %9s %8s %8s\n",
                   wl.c_str(), var.c_str(), static_cast<long long>(s.context_switches),
                   static_cast<long long>(s.migrations), static_cast<long long>(s.wakeups),
                   static_cast<long long>(s.wakeups_remote), static_cast<long long>(s.wake_affine_pulls), rd, p99,
-                  idle_pct, balbuf, wasted);
+                  idle_pct, balbuf, wasted, spin);
     o << buf;
   }
   for (const auto& p : r.problems) o << "PROBLEM: " << p << "\n";

@@ -208,3 +208,18 @@ TEST(Trace, GrammarAndIdleTimeAgreeWithStatistics) {
   EXPECT_GT(switches, 100u);
   EXPECT_EQ(trace_idle, stats_idle);
 }
+
+// docs/cost-model.md carries each profile's table verbatim: it cannot go stale.
+TEST(Docs, CostModelTablesMatchTheProfiles) {
+  const std::string doc = read(std::string(SCHEDLAB_SOURCE_DIR) + "/docs/cost-model.md");
+  for (const char* m : {"haswell-2s8c2t", "westmere-8s10c2t", "p4xeon-4way", "generic"}) {
+    auto r = run(std::string("costs ") + m);
+    ASSERT_EQ(r.code, 0);
+    const std::string begin = std::string("<!-- begin costs ") + m + " -->\n";
+    const auto b = doc.find(begin);
+    const auto e = doc.find(std::string("<!-- end costs ") + m + " -->");
+    ASSERT_NE(b, std::string::npos) << m;
+    ASSERT_NE(e, std::string::npos) << m;
+    EXPECT_EQ(doc.substr(b + begin.size(), e - b - begin.size()), r.out) << m << ": regenerate the table";
+  }
+}

@@ -13,9 +13,12 @@
 // so the waker's CPU picks the wakee when it blocks. A preempted task is
 // offered to another CPU from __schedule_tail(). The tick decrements counter.
 //
-// Costs: the scan costs pick_scan_per_task per list entry and is done with
-// the global lock held, so other CPUs' wakeups and schedules spin behind it;
-// the epoch recalculation costs pick_scan_per_task per task in the system.
+// Costs: the scan costs pick_scan_per_task per list entry, plus a cache-line
+// transfer for every task_struct last written by another CPU (the task ran,
+// was woken or had its counter changed there): the scan reads every runnable
+// task's line, so on an SMP box most of them are remote. The scan is done
+// with the global lock held, so other CPUs' wakeups and schedules spin
+// behind it; the epoch recalculation writes every task in the system.
 //
 // Where it falls short: no RT policies or SCHED_YIELD corner cases beyond a
 // one-pass goodness of -1; the BKL is not modelled; the recalculation runs
@@ -72,6 +75,7 @@ class Linux24 final : public SchedClass {
   void enqueue_task(int, Task* p, int) override {
     core_.lock_rq(-1, core_.this_cpu(), core_.machine().costs().rq_lock_hold);
     runqueue_.push_back(p);  // add_to_runqueue(): list_add_tail
+    write_line(p, core_.this_cpu());
   }
   void dequeue_task(int, Task* p, int) override {
     runqueue_.remove(p);  // del_from_runqueue() from schedule(), lock already held
@@ -105,11 +109,13 @@ class Linux24 final : public SchedClass {
     const auto& costs = core_.machine().costs();
     Task* next = nullptr;
     int64_t scanned = 0;
+    int64_t miss_ns = 0;
     for (;;) {  // repeat_schedule:
       int c = -1000;
       next = nullptr;
       for (Task* p : runqueue_) {
         ++scanned;
+        miss_ns += read_line(p, cpu);
         if (!can_schedule(p, cpu, prev)) continue;
         const int w = goodness(p, cpu, prev);
         if (w > c) {
@@ -124,18 +130,22 @@ class Linux24 final : public SchedClass {
       for (Task* t : core_.all_tasks()) {
         if (t->state == TaskState::Dead) continue;
         t->counter = (t->counter >> 1) + nice_to_ticks(t->nice);
+        miss_ns += read_line(t, cpu);
+        write_line(t, cpu);
         ++all;
       }
       core_.charge(cpu, all * costs.pick_scan_per_task);
     }
     // The scan runs with runqueue_lock held: its length is the hold time.
-    core_.lock_rq(-1, cpu, costs.rq_lock_hold + scanned * costs.pick_scan_per_task);
+    core_.lock_rq(-1, cpu, costs.rq_lock_hold + scanned * costs.pick_scan_per_task + miss_ns);
     scanned_total_ += scanned;
+    scan_miss_ns_ += miss_ns;
     if (prev) prev->yielded = false;
     last_schedule_[static_cast<size_t>(cpu)] = core_.now_ns();
     if (next) {
       if (next->cpu != cpu) core_.set_task_cpu(next, cpu);
       running_on_[next] = cpu;
+      write_line(next, cpu);  // task_set_cpu(): processor, cpus_runnable
     }
     return next;
   }
@@ -145,6 +155,7 @@ class Linux24 final : public SchedClass {
 
   // update_process_times(): --counter; need_resched when it reaches 0.
   void task_tick(int cpu, Task* curr) override {
+    write_line(curr, cpu);
     if (--curr->counter <= 0) {
       curr->counter = 0;
       core_.resched_curr(cpu);
@@ -187,10 +198,32 @@ class Linux24 final : public SchedClass {
   }
 
   std::vector<std::pair<std::string, int64_t>> stats() const override {
-    return {{"epochs", epochs_}, {"goodness_evaluations", scanned_total_}};
+    return {{"epochs", epochs_},
+            {"goodness_evaluations", scanned_total_},
+            {"scan_line_miss_us", scan_miss_ns_ / 1000}};
   }
 
  private:
+  // Which CPUs hold a task_struct's scheduling cache line (MESI, simplified:
+  // a write leaves it only in the writer's cache).
+  struct Line {
+    hw::CpuMask cached_on;
+    int owner = -1;
+  };
+  void write_line(const Task* p, int cpu) {
+    Line& l = lines_[p];
+    l.cached_on = hw::CpuMask{};
+    l.cached_on.set(cpu);
+    l.owner = cpu;
+  }
+  // Returns the cost of reading the line on `cpu`.
+  int64_t read_line(const Task* p, int cpu) {
+    Line& l = lines_[p];
+    if (l.owner < 0 || l.cached_on.test(cpu)) return 0;
+    l.cached_on.set(cpu);
+    return core_.machine().line_transfer(l.owner, cpu);
+  }
+
   // can_schedule(p, cpu): not running on another CPU, allowed here.
   bool can_schedule(const Task* p, int cpu, const Task* prev) const {
     if (!p->cpus_allowed.test(cpu)) return false;
@@ -249,6 +282,8 @@ class Linux24 final : public SchedClass {
   std::vector<int64_t> last_schedule_;
   int64_t epochs_ = 0;
   int64_t scanned_total_ = 0;
+  int64_t scan_miss_ns_ = 0;
+  std::map<const Task*, Line> lines_;
 };
 
 }  // namespace
