@@ -124,6 +124,8 @@ int cmd_bench(int argc, char** argv) {
   app.add_option("--sysctl", spec.sysctls, "sysctl name=value (repeatable)");
   app.add_option("--seed", spec.seed, "master seed");
   app.add_option("--trace", spec.trace_path, "write an ftrace-text trace to FILE");
+  app.add_option("--instances", spec.instances, "run N copies of the benchmark in parallel")
+      ->check(CLI::Range(1, 4096));
   app.add_flag("--json", json, "machine-readable output (docs/json.md)");
   app.add_flag("--quiet", quiet, "no scheduler statistics");
   app.add_flag("--no-check", no_check, "skip the invariant checker");
@@ -214,7 +216,7 @@ void usage() {
                "  schedlab perf bench sched messaging [-g N] [-l N] [-p] [-t] [options]\n"
                "  schedlab perf bench sched pipe [-l N] [-T] [options]\n"
                "      options: --machine M --kernel K --features A,NO_B --sysctl k=v --seed N\n"
-               "               --json --quiet --trace FILE\n"
+               "               --json --quiet --trace FILE --instances N\n"
                "  schedlab run experiments/<name>.toml [--json] [--jobs N]\n"
                "  schedlab machines\n"
                "  schedlab topology <machine> [--kernel K]\n"

@@ -52,6 +52,9 @@ Experiment load_experiment(const std::string& path) {
       Workload wl;
       wl.command = (*wt)["command"].value_or(std::string());
       wl.name = (*wt)["name"].value_or(wl.command);
+      wl.instances = static_cast<int>((*wt)["instances"].value_or(int64_t{1}));
+      if (wl.instances < 1 || wl.instances > 4096)
+        throw std::invalid_argument(path + ": instances must be 1..4096");
       x.workloads.push_back(wl);
     }
   }
@@ -124,6 +127,7 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
       // Repeat r of every variant uses the same seed: paired comparisons.
       spec.seed = exp.seed + static_cast<uint64_t>(j.r) * 7919;
       parse_command(exp.workloads[j.w].command, spec.bench, spec.bench_args);
+      spec.instances = exp.workloads[j.w].instances;
       try {
         results[i] = run_once(spec);
       } catch (const std::exception& e) {
@@ -214,6 +218,12 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         avg.run_delay_p50_us = avg_d([](const obs::Summary& x) { return x.run_delay_p50_us; });
         avg.run_delay_p99_us = avg_d([](const obs::Summary& x) { return x.run_delay_p99_us; });
         avg.run_delay_max_us = avg_d([](const obs::Summary& x) { return x.run_delay_max_us; });
+        avg.sched_runs = avg_i([](const obs::Summary& x) { return x.sched_runs; });
+        avg.sched_delay_avg_us = avg_d([](const obs::Summary& x) { return x.sched_delay_avg_us; });
+        avg.busy_placements = avg_i([](const obs::Summary& x) { return x.busy_placements; });
+        avg.busy_placement_idle_cpus_avg = avg_d([](const obs::Summary& x) { return x.busy_placement_idle_cpus_avg; });
+        avg.busy_placement_idle_after_us_avg =
+            avg_d([](const obs::Summary& x) { return x.busy_placement_idle_after_us_avg; });
         for (auto& [kind, b] : avg.balance) {
           auto get = [&](const obs::Summary& x) {
             auto it = x.balance.find(kind);
@@ -322,6 +332,10 @@ nlohmann::json summary_json(const obs::Summary& s) {
     bal[k] = {{"attempts", b.attempts}, {"successes", b.successes}, {"tasks_moved", b.tasks_moved},
               {"cost_ns", b.cost_ns}};
   j["balance"] = bal;
+  j["sched_delay_us"] = {{"avg", s.sched_delay_avg_us}, {"runs", s.sched_runs}};
+  j["busy_placements"] = {{"wakeups", s.busy_placements},
+                          {"idle_cpus_avg", s.busy_placement_idle_cpus_avg},
+                          {"idle_after_us_avg", s.busy_placement_idle_after_us_avg}};
   j["idle_ns_per_cpu"] = s.idle_ns_per_cpu;
   j["idle_ns_total"] = s.idle_ns_total;
   j["busy_ns_total"] = s.busy_ns_total;

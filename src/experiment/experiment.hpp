@@ -20,6 +20,7 @@ struct Variant {
 struct Workload {
   std::string name;
   std::string command;  // "perf bench sched messaging -g 10 -l 100"
+  int instances = 1;    // copies run in parallel on the one machine
 };
 
 struct Experiment {

@@ -24,7 +24,7 @@ RunOutcome run_once(const RunSpec& spec) {
   kernel::KernelConfig cfg(kernel::load_preset(kname));
   cfg.apply_features(spec.features);
   for (const auto& s : spec.sysctls) cfg.apply_sysctl(s);
-  auto bench = workload::make_bench(spec.bench, spec.bench_args);
+  workload::Instances bench(spec.bench, spec.bench_args, spec.instances);
 
   kernel::Kernel k(machine, cfg, spec.seed);
   obs::StatsCollector stats(k.domains().level_names());
@@ -34,15 +34,15 @@ RunOutcome run_once(const RunSpec& spec) {
     trace = std::make_unique<obs::FtraceWriter>(machine.nr_cpus());
     k.add_observer(trace.get());
   }
-  bench->start(k, [&] { stats.reset(k); });
+  bench.start(k, [&] { stats.reset(k); });
 
   RunOutcome out;
   out.run = k.run(spec.time_limit_ns, spec.event_limit);
-  out.output = bench->finish();
+  out.output = bench.finish();
   out.stats = stats.summarize(k);
   out.machine_name = machine.profile().name;
   out.kernel_name = kname;
-  out.command = bench->command();
+  out.command = bench.command();
   out.config = cfg.describe();
   if (spec.check_invariants) out.invariant_errors = k.check_invariants();
   if (trace) trace->write(spec.trace_path);

@@ -21,6 +21,7 @@ struct RunSpec {
   uint64_t seed = 1;
   std::string bench = "messaging";
   std::vector<std::string> bench_args;
+  int instances = 1;
   std::string trace_path;
   bool check_invariants = true;
   int64_t time_limit_ns = 3600LL * 1000 * 1000 * 1000;  // one simulated hour

@@ -22,6 +22,12 @@ const std::vector<FeatureInfo>& feature_catalog() {
       {"NEWIDLE_COST", "cfs",
        "idle_balance() compares avg_idle with per-domain max_newidle_lb_cost (3.13+); "
        "off = the 3.10 gate avg_idle < sched_migration_cost"},
+      {"WAKE_IDLE_CPU", "cfs",
+       "Josef Bacik, May 2015: when select_idle_sibling() returns a busy CPU, fall through to "
+       "find_idlest_group()/find_idlest_cpu() over the whole machine (not merged)"},
+      {"WAKE_WIDE_V2", "cfs",
+       "Mike Galbraith, \"sched/fair: Beef up wake_wide()\" (63b0e9edceec, v4.3): symmetric "
+       "wake_wide() in select_task_rq_fair(), wide wakeups skip wake_affine()"},
       {"SYNC_WAKEUPS", "linux24", "2.4 sync wakeups skip reschedule_idle() (no IPI, no preemption)"},
       {"SCHEDULE_TAIL_PUSH", "linux24",
        "__schedule_tail() offers a preempted task to another CPU via reschedule_idle()"},

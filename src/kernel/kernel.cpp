@@ -347,8 +347,17 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
   k.idle = false;
   next->on_cpu = true;
   update_wasted();
-  if (next->queued_since.ns() >= 0) --nr_waiting_;
+  const int64_t queued = next->queued_since.ns();
+  if (queued >= 0) --nr_waiting_;
   next->queued_since = sim::Time(-1);
+  if (queued >= 0) {
+    // schedstat run_delay (time on a runqueue), and wakeup-to-running delay.
+    const bool woken = next->wake_time.ns() >= 0;
+    const int64_t wake_delay = woken ? now_ns() - next->wake_time.ns() : -1;
+    if (woken) next->run_delay_ns += wake_delay;
+    for (auto* o : observers_) o->on_run_delay(now_ns(), c, next, now_ns() - queued, wake_delay);
+    next->wake_time = sim::Time(-1);
+  }
   if (next != prev) {
     const obs::PrevState st =
         prev ? (prev->state == TaskState::Dead
@@ -366,12 +375,6 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
       const int64_t age = now_ns() - next->last_ran.ns();
       const int64_t warmth = std::max<int64_t>(0, 1000 - age * 1000 / costs.cache_decay);
       charge(c, machine_.transfer_cost(cache_cpu, c, next->working_set_bytes) * warmth / 1000);
-    }
-    if (next->wake_time.ns() >= 0) {
-      const int64_t delay = now_ns() - next->wake_time.ns();
-      next->run_delay_ns += delay;
-      for (auto* o : observers_) o->on_run_delay(now_ns(), c, next, delay, true);
-      next->wake_time = sim::Time(-1);
     }
   }
   k.switch_from = nullptr;
@@ -421,6 +424,9 @@ void Kernel::exit_idle(int c) {
   if (!k.idle) return;
   const int64_t idled = now_ns() - k.idle_since;
   k.acct.idle_ns += now_ns() - k.idle_acct_since;
+  busy_placement_.idle_after_ns += k.placements_pending * now_ns() - k.placements_ts_sum;
+  busy_placement_.idle_after_samples += k.placements_pending;
+  k.placements_pending = k.placements_ts_sum = 0;
   // Predictor: exponentially weighted average of recent idle periods (1/8).
   k.predicted_idle_ns += (idled - k.predicted_idle_ns) / 8;
   update_wasted();
@@ -557,6 +563,20 @@ int Kernel::try_to_wake_up(Task* p, int wake_flags) {
   for (auto* o : observers_) o->on_waking(now_ns(), waker, p, c);
   if (c != p->cpu) set_task_cpu(p, c);
   for (auto* o : observers_) o->on_wakeup_placement(now_ns(), waker, c, c == waker);
+  if (!idle_cpu(c)) {
+    int idle = 0;
+    for (int i = 0; i < nr_cpus(); ++i) {
+      Cpu& k = cpu(i);
+      if (i == c || !k.idle || k.ipi_pending || !p->cpus_allowed.test(i)) continue;
+      ++idle;
+      ++k.placements_pending;
+      k.placements_ts_sum += now_ns();
+    }
+    if (idle) {
+      ++busy_placement_.wakeups;
+      busy_placement_.idle_cpus += idle;
+    }
+  }
   if (policy_->queue_remote_wakeup(waker, c)) {
     // ttwu_queue_remote(): the target enqueues it from the IPI handler.
     cpu(c).wake_list.push_back(p);
@@ -636,6 +656,16 @@ RunResult Kernel::run(int64_t time_limit_ns, uint64_t event_limit) {
   r.events = events_.executed();
   flush_accounting();
   return r;
+}
+
+Kernel::BusyPlacement Kernel::busy_placement() const {
+  BusyPlacement b = busy_placement_;
+  // CPUs still idle: they stayed idle at least until now.
+  for (const auto& k : cpus_) {
+    b.idle_after_ns += k.placements_pending * now_ns() - k.placements_ts_sum;
+    b.idle_after_samples += k.placements_pending;
+  }
+  return b;
 }
 
 void Kernel::flush_accounting() {

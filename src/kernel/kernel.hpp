@@ -145,6 +145,15 @@ class Kernel final : public SchedCore {
     return cpus_[static_cast<size_t>(cpu)].acct;
   }
   [[nodiscard]] int64_t wasted_ns() const { return wasted_ns_; }
+  // Wakeups placed on a busy CPU while another allowed CPU sat idle (and not
+  // already being woken), and how long those idle CPUs then stayed idle.
+  struct BusyPlacement {
+    int64_t wakeups = 0;
+    int64_t idle_cpus = 0;           // summed over those wakeups
+    int64_t idle_after_ns = 0;       // summed remaining idle time of those CPUs
+    int64_t idle_after_samples = 0;  // CPUs whose remaining idle time is known
+  };
+  [[nodiscard]] BusyPlacement busy_placement() const;
   // Bring every CPU's accounting up to now (e.g. before a snapshot).
   void flush_accounting();
   [[nodiscard]] int64_t start_ns() const { return 0; }
@@ -180,6 +189,9 @@ class Kernel final : public SchedCore {
     int64_t tick_offset = 0;
     int64_t lock_free_at = 0;
     CpuAccounting acct;
+    // Busy placements that saw this CPU idle: count and sum of their times.
+    int64_t placements_pending = 0;
+    int64_t placements_ts_sum = 0;
   };
   Cpu& cpu(int c) { return cpus_[static_cast<size_t>(c)]; }
   [[nodiscard]] const Cpu& cpu(int c) const { return cpus_[static_cast<size_t>(c)]; }
@@ -229,6 +241,7 @@ class Kernel final : public SchedCore {
   int64_t wasted_since_ = 0;
   int64_t wasted_ns_ = 0;
   int nr_kicked_idle_ = 0;  // idle CPUs with a wakeup IPI in flight
+  BusyPlacement busy_placement_;
   friend WaitQueue& child_wait(Kernel& k, Task* t);
 };
 

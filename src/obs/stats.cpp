@@ -29,8 +29,10 @@ void StatsCollector::on_migrate(int64_t, int, const kernel::Task*, int, int, int
   ++s_.migrations_by_level[name];
 }
 
-void StatsCollector::on_run_delay(int64_t, int, const kernel::Task*, int64_t delay_ns, bool) {
-  delays_.push_back(delay_ns);
+void StatsCollector::on_run_delay(int64_t, int, const kernel::Task*, int64_t queued_ns, int64_t wakeup_ns) {
+  queued_total_ns_ += queued_ns;
+  ++runs_;
+  if (wakeup_ns >= 0) delays_.push_back(wakeup_ns);
 }
 
 void StatsCollector::on_balance(int64_t, int, int, int idle_type, bool success, int moved,
@@ -52,6 +54,8 @@ void StatsCollector::reset(kernel::Kernel& k) {
   k.flush_accounting();
   s_ = Summary{};
   delays_.clear();
+  queued_total_ns_ = 0;
+  runs_ = 0;
   t_reset_ = k.now_ns();
   idle_at_reset_.clear();
   busy_at_reset_.clear();
@@ -63,6 +67,11 @@ void StatsCollector::reset(kernel::Kernel& k) {
     spin_at_reset_.push_back(a.spin_ns);
   }
   wasted_at_reset_ = k.wasted_ns();
+  const auto bp = k.busy_placement();
+  bp_wakeups_ = bp.wakeups;
+  bp_idle_ = bp.idle_cpus;
+  bp_after_ns_ = bp.idle_after_ns;
+  bp_after_n_ = bp.idle_after_samples;
 }
 
 Summary StatsCollector::summarize(const kernel::Kernel& k) const {
@@ -81,6 +90,16 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     s.spin_ns_total += a.spin_ns - (snap ? spin_at_reset_[i] : 0);
   }
   s.wasted_ns = k.wasted_ns() - wasted_at_reset_;
+  const auto bp = k.busy_placement();
+  s.busy_placements = bp.wakeups - bp_wakeups_;
+  if (s.busy_placements > 0)
+    s.busy_placement_idle_cpus_avg =
+        static_cast<double>(bp.idle_cpus - bp_idle_) / static_cast<double>(s.busy_placements);
+  if (bp.idle_after_samples > bp_after_n_)
+    s.busy_placement_idle_after_us_avg = static_cast<double>(bp.idle_after_ns - bp_after_ns_) / 1000.0 /
+                                         static_cast<double>(bp.idle_after_samples - bp_after_n_);
+  s.sched_runs = runs_;
+  if (runs_) s.sched_delay_avg_us = static_cast<double>(queued_total_ns_ / runs_ / 1000.0L);
   std::vector<int64_t> d = delays_;
   s.run_delay_count = static_cast<int64_t>(d.size());
   if (!d.empty()) {
@@ -128,6 +147,14 @@ std::string format_summary(const Summary& s) {
                 "  run delay (us)        avg %.2f  p50 %.2f  p99 %.2f  max %.2f  (%lld samples)\n",
                 s.run_delay_avg_us, s.run_delay_p50_us, s.run_delay_p99_us, s.run_delay_max_us,
                 static_cast<long long>(s.run_delay_count));
+  o << buf;
+  std::snprintf(buf, sizeof buf, "  sched delay (us)      avg %.2f per run on a CPU (taskstats cpu_delay_total/cpu_count, %lld runs)\n",
+                s.sched_delay_avg_us, static_cast<long long>(s.sched_runs));
+  o << buf;
+  std::snprintf(buf, sizeof buf,
+                "  wakeups onto busy CPUs %11lld  while other CPUs idled (avg %.1f idle CPUs, which then stayed idle %.1f us)\n",
+                static_cast<long long>(s.busy_placements), s.busy_placement_idle_cpus_avg,
+                s.busy_placement_idle_after_us_avg);
   o << buf;
   for (const auto& [kind, b] : s.balance) {
     std::snprintf(buf, sizeof buf, "  balance %-9s     %12lld attempts, %lld successful, %lld tasks moved, %.3f ms\n",

@@ -30,6 +30,15 @@ struct Summary {
   int64_t run_delay_count = 0;
   double run_delay_avg_us = 0;
   double run_delay_p50_us = 0, run_delay_p99_us = 0, run_delay_max_us = 0;
+  // taskstats delay accounting: cpu_delay_total / cpu_count, i.e. the mean
+  // wait on a runqueue per time a task got a CPU (Josef's cpu_delay_req_avg).
+  int64_t sched_runs = 0;
+  double sched_delay_avg_us = 0;
+  // Wakeups placed on a busy CPU while another CPU sat idle, the idle CPUs
+  // they passed over, and how long those stayed idle afterwards.
+  int64_t busy_placements = 0;
+  double busy_placement_idle_cpus_avg = 0;
+  double busy_placement_idle_after_us_avg = 0;
   std::map<std::string, BalanceCounters> balance;  // "periodic", "newidle", "idle"
   std::vector<int64_t> idle_ns_per_cpu;
   int64_t idle_ns_total = 0;
@@ -46,7 +55,7 @@ class StatsCollector final : public Observer {
                  const kernel::Task* next) override;
   void on_wakeup_placement(int64_t t, int waker_cpu, int target_cpu, bool local) override;
   void on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int level) override;
-  void on_run_delay(int64_t t, int cpu, const kernel::Task* p, int64_t delay_ns, bool after_wakeup) override;
+  void on_run_delay(int64_t t, int cpu, const kernel::Task* p, int64_t queued_ns, int64_t wakeup_ns) override;
   void on_balance(int64_t t, int cpu, int level, int idle_type, bool success, int moved,
                   int64_t cost_ns) override;
   void on_wake_affine(bool affine) override;
@@ -58,8 +67,11 @@ class StatsCollector final : public Observer {
   std::vector<std::string> level_names_;
   Summary s_;
   std::vector<int64_t> delays_;
+  long double queued_total_ns_ = 0;
+  int64_t runs_ = 0;
   std::vector<int64_t> idle_at_reset_, busy_at_reset_, spin_at_reset_;
   int64_t wasted_at_reset_ = 0;
+  int64_t bp_wakeups_ = 0, bp_idle_ = 0, bp_after_ns_ = 0, bp_after_n_ = 0;
   int64_t t_reset_ = 0;
 };
 

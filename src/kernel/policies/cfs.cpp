@@ -193,7 +193,10 @@ class Cfs final : public SchedClass {
   }
   std::string check_invariants() const override;
   std::vector<std::pair<std::string, int64_t>> stats() const override {
-    return {{"active_balances", active_balances_}, {"nohz_kicks", nohz_kicks_}};
+    std::vector<std::pair<std::string, int64_t>> v = {{"active_balances", active_balances_},
+                                                      {"nohz_kicks", nohz_kicks_}};
+    if (feat("WAKE_IDLE_CPU")) v.emplace_back("wake_idle_cpu_slow_paths", wake_idle_fallthroughs_);
+    return v;
   }
 
  private:
@@ -285,6 +288,9 @@ class Cfs final : public SchedClass {
   int select_idle_sibling(Task* p, int target);
   int find_idlest_group(const SchedDomain& sd, Task* p, int this_cpu, uint32_t sd_flag);
   int find_idlest_cpu(const SchedGroup& group, Task* p, int this_cpu);
+  int find_idlest_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu);
+  int select_task_rq_v43(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags);
+  bool wake_wide_v43(Task* p) const;
 
   // balancing
   int load_balance(int this_cpu, int level, CpuIdleType idle, bool* continue_balancing);
@@ -320,7 +326,7 @@ class Cfs final : public SchedClass {
   uint64_t latency_, min_gran_, wakeup_gran_;
   unsigned nr_latency_ = 8;
   int64_t migration_cost_;
-  int64_t active_balances_ = 0, nohz_kicks_ = 0;
+  int64_t active_balances_ = 0, nohz_kicks_ = 0, wake_idle_fallthroughs_ = 0;
   int64_t last_balance_cost_ = 0;
 };
 
@@ -762,7 +768,8 @@ bool Cfs::wake_wide(Task* p) const {
 }
 
 bool Cfs::wake_affine(const SchedDomain& sd, Task* p, int sync) {
-  if (feat("WAKE_WIDE") && wake_wide(p)) return false;
+  // v4.3 moved the wake_wide() test into select_task_rq_fair().
+  if (feat("WAKE_WIDE") && !feat("WAKE_WIDE_V2") && wake_wide(p)) return false;
   const int idx = sd.wake_idx;
   const int this_cpu = core_.this_cpu();
   const int prev_cpu = p->cpu;
@@ -881,6 +888,7 @@ int Cfs::select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags)
     if (version() >= 312) record_wakee(p);
   }
   if (p->cpus_allowed.weight() == 1) return p->cpus_allowed.first();
+  if (feat("WAKE_WIDE_V2")) return select_task_rq_v43(p, prev_cpu, sd_flag, wake_flags);
   auto& chain = core_.domains().of(cpu);
   const SchedDomain* affine_sd = nullptr;
   int sd_level = -1;
@@ -890,6 +898,8 @@ int Cfs::select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags)
   for (size_t l = 0; l < chain.size(); ++l) {
     const SchedDomain& tmp = chain[l];
     if (!(tmp.flags & SD_LOAD_BALANCE)) continue;
+    // If both cpu and prev_cpu are part of this domain, cpu is a valid
+    // SD_WAKE_AFFINE target.
     if (want_affine && (tmp.flags & SD_WAKE_AFFINE) && tmp.span.test(prev_cpu)) {
       affine_sd = &tmp;
       break;
@@ -900,17 +910,35 @@ int Cfs::select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags)
   if (sd_flag & SD_BALANCE_WAKE) {
     // v4.0: every wakeup ends in select_idle_sibling(); 3.10 only when an
     // affine domain was found, otherwise the find_idlest path below.
-    if (version() >= 400 || affine_sd) return select_idle_sibling(p, prev_cpu);
-    new_cpu = prev_cpu;
+    if (version() >= 400 || affine_sd) {
+      new_cpu = select_idle_sibling(p, prev_cpu);
+      if (!feat("WAKE_IDLE_CPU") || core_.idle_cpu(new_cpu)) return new_cpu;
+      // Josef Bacik's patch: "SD_BALANCE_WAKE's job is to find us an idle
+      // cpu, not guarantee affinity" -- the sibling is busy, so fall through
+      // to the slow path. The patch text was not found; reading chosen: the
+      // search starts at the waker's highest balancing domain (as if every
+      // level had SD_BALANCE_WAKE), so an idle CPU anywhere is found.
+      sd_level = -1;
+      for (size_t l = 0; l < chain.size(); ++l)
+        if (chain[l].flags & SD_LOAD_BALANCE) sd_level = static_cast<int>(l);
+      ++wake_idle_fallthroughs_;
+    } else {
+      new_cpu = prev_cpu;
+    }
   }
-  // Fork/exec balancing (and 3.10 non-affine wakeups): descend from the
-  // highest domain with the flag to the idlest group and CPU.
-  int this_cpu = cpu;
+  return find_idlest_path(p, cpu, sd_level, sd_flag, new_cpu);
+}
+
+// The slow path of select_task_rq_fair(): descend from the highest domain
+// with the flag to the idlest group and CPU, then retry below new_cpu.
+int Cfs::find_idlest_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu) {
+  const bool wake_path = feat("WAKE_IDLE_CPU") && (sd_flag & SD_BALANCE_WAKE);
   while (sd_level >= 0) {
     auto& cchain = core_.domains().of(this_cpu);
     if (sd_level >= static_cast<int>(cchain.size())) break;
     const SchedDomain& sd = cchain[static_cast<size_t>(sd_level)];
-    if (!(sd.flags & sd_flag)) {
+    // With WAKE_IDLE_CPU every balancing level takes part (see above).
+    if (!(sd.flags & sd_flag) && !(wake_path && (sd.flags & SD_LOAD_BALANCE))) {
       --sd_level;
       continue;
     }
@@ -931,10 +959,65 @@ int Cfs::select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags)
     const auto& nchain = core_.domains().of(this_cpu);
     for (size_t l = 0; l < nchain.size(); ++l) {
       if (weight <= nchain[l].span_weight) break;
-      if (nchain[l].flags & sd_flag) sd_level = static_cast<int>(l);
+      if ((nchain[l].flags & sd_flag) || (wake_path && (nchain[l].flags & SD_LOAD_BALANCE)))
+        sd_level = static_cast<int>(l);
     }
   }
   return new_cpu;
+}
+
+// select_task_rq_fair() after Mike Galbraith's "sched/fair: Beef up
+// wake_wide()" (63b0e9edceec, v4.3): a wide wakeup (a 1:N waker/wakee pair
+// whose flip counts exceed the LLC size) skips wake_affine() and stays
+// around prev_cpu; explicit domain flags override the heuristic.
+int Cfs::select_task_rq_v43(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags) {
+  const int cpu = core_.this_cpu();
+  auto& chain = core_.domains().of(cpu);
+  const SchedDomain* affine_sd = nullptr;
+  int sd_level = -1;
+  int new_cpu = prev_cpu;
+  const int sync = wake_flags & WF_SYNC;
+  bool want_affine = false;
+  if (sd_flag & SD_BALANCE_WAKE) want_affine = !wake_wide_v43(p) && p->cpus_allowed.test(cpu);
+  for (size_t l = 0; l < chain.size(); ++l) {
+    const SchedDomain& tmp = chain[l];
+    if (!(tmp.flags & SD_LOAD_BALANCE)) break;
+    if (want_affine && (tmp.flags & SD_WAKE_AFFINE) && tmp.span.test(prev_cpu)) {
+      affine_sd = &tmp;
+      break;
+    }
+    if (tmp.flags & sd_flag)
+      sd_level = static_cast<int>(l);
+    else if (!want_affine)
+      break;
+  }
+  if (affine_sd) {
+    sd_level = -1;  // Prefer wake_affine over balance flags
+    if (cpu != prev_cpu && wake_affine(*affine_sd, p, sync)) new_cpu = cpu;
+  }
+  if (sd_level < 0) {
+    if (sd_flag & SD_BALANCE_WAKE) {
+      new_cpu = select_idle_sibling(p, new_cpu);
+      if (!feat("WAKE_IDLE_CPU") || core_.idle_cpu(new_cpu)) return new_cpu;
+      for (size_t l = 0; l < chain.size(); ++l)
+        if (chain[l].flags & SD_LOAD_BALANCE) sd_level = static_cast<int>(l);
+      ++wake_idle_fallthroughs_;
+    }
+  }
+  return find_idlest_path(p, cpu, sd_level, sd_flag, new_cpu);
+}
+
+// wake_wide() of v4.3: "Detect M:N waker/wakee relationships via a
+// switching-frequency heuristic."
+bool Cfs::wake_wide_v43(Task* p) const {
+  Task* current = core_.current();
+  if (!current) return false;
+  unsigned master = current->wakee_flips;
+  unsigned slave = p->wakee_flips;
+  const unsigned factor = static_cast<unsigned>(core_.domains().llc_size(core_.this_cpu()));
+  if (master < slave) std::swap(master, slave);
+  if (slave < factor || master < slave * factor) return false;
+  return true;
 }
 
 // ---------------------------------------------------------- balancing ---

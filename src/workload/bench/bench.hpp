@@ -27,9 +27,9 @@ struct BenchOutput {
 class BenchRun {
  public:
   virtual ~BenchRun() = default;
-  // Spawn the benchmark's main task. on_start runs when the timed window
-  // opens (the stats collector resets there).
-  virtual void start(kernel::Kernel& k, std::function<void()> on_start) = 0;
+  // The benchmark's main program (what `perf bench ...` runs). on_start runs
+  // when its timed window opens.
+  virtual kernel::Program program(std::function<void()> on_start) = 0;
   [[nodiscard]] virtual BenchOutput finish() const = 0;
   [[nodiscard]] virtual std::string name() const = 0;     // "sched/messaging"
   [[nodiscard]] virtual std::string command() const = 0;  // normalized args
@@ -39,6 +39,25 @@ class BenchRun {
 // options, e.g. {"-g", "10", "-l", "100"}. Throws std::invalid_argument on
 // unknown options or absurd values.
 std::unique_ptr<BenchRun> make_bench(const std::string& name, const std::vector<std::string>& args);
+
+// N instances of a benchmark started together, as a script that launches N
+// `perf bench` processes in parallel and waits for them (seed 000 ran
+// NR_CPUS/2 pipe instances). With one instance the benchmark's main task is
+// spawned directly, as `perf` started from a shell on CPU 0.
+class Instances {
+ public:
+  Instances(const std::string& name, const std::vector<std::string>& args, int count);
+  // on_start: called once, when the first instance opens its timed window.
+  void start(kernel::Kernel& k, std::function<void()> on_start);
+  // Each instance's output, then (for N > 1) an aggregate line; metrics are
+  // the mean over instances (plus the total rate where one exists).
+  [[nodiscard]] BenchOutput finish() const;
+  [[nodiscard]] std::string command() const;
+
+ private:
+  std::vector<std::unique_ptr<BenchRun>> runs_;
+  bool started_ = false;
+};
 std::vector<std::string> bench_names();
 
 }  // namespace workload

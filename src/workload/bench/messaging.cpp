@@ -128,10 +128,10 @@ Co<void> bench_sched_messaging(Proc& p, std::shared_ptr<Shared> sh) {
 class MessagingRun final : public BenchRun {
  public:
   explicit MessagingRun(Params params) { sh_->params = params; }
-  void start(kernel::Kernel& k, std::function<void()> on_start) override {
+  kernel::Program program(std::function<void()> on_start) override {
     sh_->on_start = std::move(on_start);
     auto sh = sh_;
-    k.spawn("perf", [sh](Proc& p) { return bench_sched_messaging(p, sh); }, 0);
+    return [sh](Proc& p) { return bench_sched_messaging(p, sh); };
   }
   BenchOutput finish() const override {
     BenchOutput out;

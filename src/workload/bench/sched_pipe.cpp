@@ -2,6 +2,8 @@
 // two tasks ping-pong a 4-byte token through two pipes; one op is a full
 // round trip. The clock starts before the fork and stops after waitpid().
 #include <cstdio>
+#include <map>
+#include <stdexcept>
 
 #include "workload/bench/args.hpp"
 #include "workload/bench/bench.hpp"
@@ -78,10 +80,10 @@ class PipeRun final : public BenchRun {
     sh_->loops = loops;
     sh_->threaded = threaded;
   }
-  void start(kernel::Kernel& k, std::function<void()> on_start) override {
+  kernel::Program program(std::function<void()> on_start) override {
     sh_->on_start = std::move(on_start);
     auto sh = sh_;
-    k.spawn("perf", [sh](Proc& p) { return bench_sched_pipe(p, sh); }, 0);
+    return [sh](Proc& p) { return bench_sched_pipe(p, sh); };
   }
   BenchOutput finish() const override {
     BenchOutput out;
@@ -138,5 +140,77 @@ std::unique_ptr<BenchRun> make_bench(const std::string& name, const std::vector<
 }
 
 std::vector<std::string> bench_names() { return {"messaging", "pipe"}; }
+
+}  // namespace workload
+
+namespace workload {
+
+Instances::Instances(const std::string& name, const std::vector<std::string>& args, int count) {
+  if (count < 1 || count > 4096) throw std::invalid_argument("--instances must be 1..4096");
+  for (int i = 0; i < count; ++i) runs_.push_back(make_bench(name, args));
+}
+
+namespace {
+// The launcher: `for i in 1..N: perf bench ... &` then `wait`.
+kernel::Co<void> launcher(Proc& p, std::vector<kernel::Program> programs) {
+  for (auto& prog : programs) p.fork("perf", prog, false);
+  for (size_t i = 0; i < programs.size(); ++i) co_await p.wait_child();
+}
+}  // namespace
+
+void Instances::start(kernel::Kernel& k, std::function<void()> on_start) {
+  auto once = std::make_shared<std::function<void()>>(std::move(on_start));
+  auto first = [once] {
+    if (*once) (*once)();
+    *once = nullptr;
+  };
+  if (runs_.size() == 1) {
+    k.spawn("perf", runs_[0]->program(first), 0);
+    return;
+  }
+  std::vector<kernel::Program> programs;
+  for (auto& r : runs_) programs.push_back(r->program(first));
+  k.spawn("sh", [programs](Proc& p) { return launcher(p, programs); }, 0);
+}
+
+BenchOutput Instances::finish() const {
+  if (runs_.size() == 1) return runs_[0]->finish();
+  BenchOutput out;
+  std::map<std::string, std::vector<double>> values;
+  std::vector<Metric> order;
+  for (size_t i = 0; i < runs_.size(); ++i) {
+    BenchOutput o = runs_[i]->finish();
+    out.text += "# instance " + std::to_string(i + 1) + "\n" + o.text;
+    for (const auto& m : o.metrics) {
+      if (!values.count(m.name)) order.push_back(m);
+      values[m.name].push_back(m.value);
+    }
+  }
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "\n# %zu instances in parallel\n", runs_.size());
+  out.text += buf;
+  for (const auto& m : order) {
+    const auto& v = values[m.name];
+    double sum = 0;
+    for (double x : v) sum += x;
+    Metric mean = m;
+    mean.value = v.size() == runs_.size() ? sum / static_cast<double>(v.size()) : 0;
+    out.metrics.push_back(mean);
+    std::snprintf(buf, sizeof buf, "# mean %s: %.6g %s\n", m.name.c_str(), mean.value, m.unit.c_str());
+    out.text += buf;
+    if (m.name == "ops_per_sec") {
+      out.metrics.push_back({"ops_per_sec_total", m.unit, true, sum});
+      std::snprintf(buf, sizeof buf, "# total %s: %.6g %s\n", m.name.c_str(), sum, m.unit.c_str());
+      out.text += buf;
+    }
+  }
+  return out;
+}
+
+std::string Instances::command() const {
+  std::string c = runs_.front()->command();
+  if (runs_.size() > 1) c += " (x" + std::to_string(runs_.size()) + " instances)";
+  return c;
+}
 
 }  // namespace workload
