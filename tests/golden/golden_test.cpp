@@ -94,3 +94,50 @@ TEST(Golden, CfsForkAndReap) {
   }, 0);
   check_golden("cfs_fork_and_reap", s, trace);
 }
+
+namespace {
+Co<void> blocker(Proc& p, kernel::WaitQueue* wq, bool* flag) {
+  co_await p.wait_event(*wq, [flag] { return *flag; });
+  co_await p.user(50000);
+}
+Co<void> waking_hog(Proc& p, kernel::WaitQueue* wq, bool* flag) {
+  co_await p.user(100000);
+  *flag = true;
+  co_await p.wake_up(*wq, 1, kernel::WF_SYNC);
+  co_await p.user(400000);
+}
+
+// Seed 000's mechanism on a 2-socket machine (CPUs 0-1 on socket 0, 2-3 on
+// socket 1): socket 0 is fully busy, socket 1 idle. A task that last ran on
+// CPU 1 is woken by the hog on CPU 0. Returns the CPU it is woken onto.
+int seed000_wakeup(const char* features, const char* golden) {
+  TinySim s("2s2c1t", "linux-4.0", 1, features);
+  obs::FtraceWriter trace(4);
+  s.k.add_observer(&trace);
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) { return blocker(p, &wq, &flag); }, 1);
+  s.k.spawn("hog0", [&](Proc& p) { return waking_hog(p, &wq, &flag); }, 0);
+  // Once the sleeper has slept on CPU 1, a hog takes CPU 1 over.
+  s.k.events().schedule(sim::Time(50000), sim::Phase::Control, [&] {
+    s.k.spawn("hog1", [](Proc& p) { return hog(p, 500000, 100000); }, 1);
+  });
+  check_golden(golden, s, trace);
+  const std::string t = trace.text();
+  const auto at = t.find("sched_wakeup: comm=sleeper");
+  if (at == std::string::npos) return -1;
+  return std::stoi(t.substr(t.find("target_cpu=", at) + 11, 3));
+}
+}  // namespace
+
+TEST(Golden, Seed000BaselineWakesOntoTheBusySocket) {
+  const int cpu = seed000_wakeup("", "seed000_baseline");
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_TRUE(cpu == 0 || cpu == 1) << "woken onto cpu " << cpu;
+}
+
+TEST(Golden, Seed000WakeIdleCpuFindsTheIdleSocket) {
+  const int cpu = seed000_wakeup("WAKE_IDLE_CPU", "seed000_wake_idle_cpu");
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_TRUE(cpu == 2 || cpu == 3) << "woken onto cpu " << cpu;
+}
