@@ -223,3 +223,19 @@ TEST(Docs, CostModelTablesMatchTheProfiles) {
     EXPECT_EQ(doc.substr(b + begin.size(), e - b - begin.size()), r.out) << m << ": regenerate the table";
   }
 }
+
+TEST(Cli, InstancesRunInParallelAndAggregate) {
+  auto r = run("perf bench sched pipe -l 300 --instances 3 --machine 1s4c1t --quiet");
+  ASSERT_EQ(r.code, 0) << r.err;
+  size_t n = 0;
+  for (size_t at = 0; (at = r.out.find("# instance ", at)) != std::string::npos; ++at) ++n;
+  EXPECT_EQ(n, 3u);
+  EXPECT_NE(r.out.find("# 3 instances in parallel\n# mean ops_per_sec: "), std::string::npos);
+  EXPECT_NE(r.out.find("# total ops_per_sec: "), std::string::npos);
+  EXPECT_NE(run("perf bench sched pipe --instances 0 --machine 1s4c1t").code, 0);
+}
+
+TEST(Cli, SeedFeaturesAreListed) {
+  auto r = run("features --kernel linux-4.0");
+  for (const char* f : {"WAKE_IDLE_CPU", "WAKE_WIDE_V2"}) EXPECT_NE(r.out.find(f), std::string::npos) << f;
+}
