@@ -189,6 +189,11 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
       obs::Summary avg;
       if (!sums.empty()) {
         avg = sums.front();
+        // Keys present in any repeat (a level may see migrations in one only).
+        for (const auto& x : sums) {
+          for (const auto& [lvl, cnt] : x.migrations_by_level) avg.migrations_by_level.emplace(lvl, 0);
+          for (const auto& [kind, b] : x.balance) avg.balance.emplace(kind, obs::BalanceCounters{});
+        }
         const double n = static_cast<double>(sums.size());
         auto avg_i = [&](auto getter) {
           long double s = 0;

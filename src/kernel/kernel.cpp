@@ -44,7 +44,10 @@ Task* Proc::fork(const std::string& comm, Program program, bool thread) {
 Co<void> Proc::wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags) {
   const std::vector<WaitQueue::Waiter> snapshot = wq.waiters;
   for (const auto& w : snapshot) {
-    if (!kernel_.try_to_wake_up(w.task, wake_flags)) continue;
+    // Earlier wakeups let time pass: a waiter may have left the queue since.
+    const bool queued = std::any_of(wq.waiters.begin(), wq.waiters.end(),
+                                    [&](const WaitQueue::Waiter& x) { return x.task == w.task; });
+    if (!queued || !kernel_.try_to_wake_up(w.task, wake_flags)) continue;
     co_await Primitive{this, {Pending::Work, 0, WorkKind::Kernel, false}};
     if (w.exclusive && --nr_exclusive == 0) break;
   }
@@ -115,7 +118,10 @@ Task* Kernel::new_task(const std::string& comm, Program program, Task* parent, b
   t->cpu = parent ? parent->cpu : 0;
   t->processor = t->cpu;
   auto proc = std::make_unique<Proc>(*this, t.get());
-  t->program = program(*proc);
+  // The task owns its program's callable: a capturing coroutine lambda's
+  // captures must outlive the coroutine.
+  t->program_fn = std::move(program);
+  t->program = t->program_fn(*proc);
   t->resume_point = t->program.handle();
   t->pending = {Pending::Resume, 0, WorkKind::User};
   Task* raw = t.get();
@@ -244,6 +250,7 @@ void Kernel::segment_done(int c, uint64_t gen) {
       advance(c);
   } else {
     // A schedule()/balance path with no task found: pick again, no balance.
+    k.need_resched = false;
     Task* next = policy_->pick_next_task(c, nullptr, false);
     if (next)
       finish_switch(c, k.switch_from, next);
@@ -332,12 +339,12 @@ void Kernel::schedule(int c, bool preempt) {
   }
   k.switch_from = prev;
   k.switch_from_state = st;
+  if (prev) policy_->schedule_tail(c, prev);  // may charge this CPU: before it idles
   if (k.spin_left + k.kern_left > 0) {
     arm(c);  // the schedule()/newidle path runs before the CPU idles
   } else {
     enter_idle(c);
   }
-  if (prev) policy_->schedule_tail(c, prev);
 }
 
 void Kernel::finish_switch(int c, Task* prev, Task* next) {
@@ -350,8 +357,9 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
   const int64_t queued = next->queued_since.ns();
   if (queued >= 0) --nr_waiting_;
   next->queued_since = sim::Time(-1);
-  if (queued >= 0) {
-    // schedstat run_delay (time on a runqueue), and wakeup-to-running delay.
+  if (queued >= 0 && next != prev) {
+    // schedstat run_delay (time on a runqueue), and wakeup-to-running delay;
+    // like sched_info_arrive(), only real switches count.
     const bool woken = next->wake_time.ns() >= 0;
     const int64_t wake_delay = woken ? now_ns() - next->wake_time.ns() : -1;
     if (woken) next->run_delay_ns += wake_delay;
@@ -448,6 +456,13 @@ void Kernel::start_tick(int c) {
   events_.schedule(sim::Time(next), sim::Phase::Timer, [this, c, gen] { tick(c, gen); });
 }
 
+// An interrupt may preempt a task only in user mode: the kernels modelled are
+// not preemptible (2.4; CONFIG_PREEMPT_VOLUNTARY in 3.x/4.x distribution
+// builds), so kernel work runs to its end and need_resched is honoured there.
+bool Kernel::preemptible_now(const Task* t) const {
+  return t->pending.preemptible && t->pending.work_kind == WorkKind::User;
+}
+
 void Kernel::tick(int c, uint64_t gen) {
   Cpu& k = cpu(c);
   if (gen != k.tick_gen || !k.tick_on) return;
@@ -460,9 +475,8 @@ void Kernel::tick(int c, uint64_t gen) {
   policy_->trigger_load_balance(c);
   events_.schedule(sim::Time(now_ns() + config_.tick_ns()), sim::Phase::Timer,
                    [this, c, gen] { tick(c, gen); });
-  if (k.curr && k.need_resched) return schedule(c, true);
-  if (was_armed || k.curr) return arm(c);
-  arm(c);  // kernel-only path continues
+  if (k.curr && k.need_resched && preemptible_now(k.curr)) return schedule(c, true);
+  arm(c);  // the task, or a kernel-only path, continues
 }
 
 // resched_curr(): ask a CPU to reschedule; remote CPUs get an IPI.
@@ -520,7 +534,7 @@ void Kernel::handle_ipi(int c) {
     policy_->nohz_idle_balance(c);
   }
   if (k.curr) {
-    if (k.need_resched) return schedule(c, true);
+    if (k.need_resched && preemptible_now(k.curr)) return schedule(c, true);
     return arm(c);
   }
   if (was_armed) return arm(c);  // a kernel-only path continues; it re-picks when done

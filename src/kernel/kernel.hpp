@@ -130,6 +130,7 @@ class Kernel final : public SchedCore {
     return cpus_[static_cast<size_t>(cpu)].idle_since;
   }
   void resched_curr(int cpu) override;
+  [[nodiscard]] bool need_resched(int c) const override { return cpu(c).need_resched; }
   void charge(int cpu, int64_t ns) override;
   void lock_rq(int cpu, int by_cpu, int64_t hold_ns) override;
   void set_task_cpu(Task* p, int new_cpu) override;
@@ -214,6 +215,7 @@ class Kernel final : public SchedCore {
   void handle_ipi(int c);
   void start_tick(int c);
   void tick(int c, uint64_t gen);
+  [[nodiscard]] bool preemptible_now(const Task* t) const;
   void update_wasted();
   void trace_switch(int c, Task* prev, obs::PrevState st, Task* next);
 

@@ -24,7 +24,7 @@ namespace kernel {
 enum WakeFlag : int { WF_SYNC = 0x01, WF_FORK = 0x02, WF_MIGRATED = 0x04 };
 
 // Flags passed to enqueue/dequeue (ENQUEUE_WAKEUP etc.)
-enum EnqueueFlag : int { ENQUEUE_WAKEUP = 1, ENQUEUE_MIGRATED = 2, DEQUEUE_SLEEP = 1 };
+enum EnqueueFlag : int { ENQUEUE_WAKEUP = 1, ENQUEUE_WAKING = 4, DEQUEUE_SLEEP = 1 };
 
 enum class CpuIdleType { NotIdle, Idle, NewlyIdle };
 
@@ -51,6 +51,7 @@ class SchedCore {
   [[nodiscard]] virtual int64_t idle_stamp(int cpu) const = 0;
   // resched_curr(): set need_resched on cpu; an IPI if it is remote.
   virtual void resched_curr(int cpu) = 0;
+  [[nodiscard]] virtual bool need_resched(int cpu) const = 0;
   // Charge kernel CPU time to `cpu` (the current CPU unless stated).
   virtual void charge(int cpu, int64_t ns) = 0;
   // Acquire a runqueue lock (per CPU, or the single 2.4 runqueue_lock when

@@ -4,6 +4,7 @@
 // one struct.
 #pragma once
 #include <coroutine>
+#include <functional>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "sim/time.hpp"
 
 namespace kernel {
+
+class Proc;
 
 enum class TaskState : uint8_t { Running, Interruptible, Dead };
 enum class WorkKind : uint8_t { User, Kernel };
@@ -43,6 +46,7 @@ struct Task {
   Task* parent = nullptr;
   bool shares_mm_with_parent = false;  // a thread (CLONE_VM)
 
+  std::function<Co<void>(Proc&)> program_fn;
   Co<void> program;
   std::coroutine_handle<> resume_point;
   Pending pending;

@@ -99,7 +99,7 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     s.busy_placement_idle_after_us_avg = static_cast<double>(bp.idle_after_ns - bp_after_ns_) / 1000.0 /
                                          static_cast<double>(bp.idle_after_samples - bp_after_n_);
   s.sched_runs = runs_;
-  if (runs_) s.sched_delay_avg_us = static_cast<double>(queued_total_ns_ / runs_ / 1000.0L);
+  if (runs_) s.sched_delay_avg_us = static_cast<double>(queued_total_ns_ / 1000.0L / runs_);
   std::vector<int64_t> d = delays_;
   s.run_delay_count = static_cast<int64_t>(d.size());
   if (!d.empty()) {

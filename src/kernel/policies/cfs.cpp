@@ -461,7 +461,7 @@ void Cfs::enqueue_entity(int cpu, Task* se, int flags) {
   CfsRq& cfs = rq(cpu).cfs;
   // enqueue_entity(): a relative vruntime (migrating/waking) is made
   // absolute against the new runqueue.
-  if (!(flags & ENQUEUE_WAKEUP) || (flags & ENQUEUE_MIGRATED)) se->se.vruntime += cfs.min_vruntime;
+  if (!(flags & ENQUEUE_WAKEUP) || (flags & ENQUEUE_WAKING)) se->se.vruntime += cfs.min_vruntime;
   update_curr(cpu);
   // enqueue_entity_load_avg(): bring the sleeping/migrated average up to
   // date (not runnable meanwhile) and add it to runnable_load_avg.
@@ -567,7 +567,7 @@ void Cfs::migrate_task_rq(Task* p, int /*new_cpu*/) {
 
 void Cfs::enqueue_task(int cpu, Task* p, int flags) {
   int eflags = flags;
-  if (flags & ENQUEUE_WAKEUP) eflags |= ENQUEUE_MIGRATED;  // ENQUEUE_WAKING: vruntime was made relative
+  if (flags & ENQUEUE_WAKEUP) eflags |= ENQUEUE_WAKING;  // task_waking_fair() made vruntime relative
   enqueue_entity(cpu, p, eflags);
   if (flags & ENQUEUE_WAKEUP) {
     // ttwu_do_wakeup(): sample the idle period for avg_idle.
@@ -620,6 +620,7 @@ void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
     cfs.next = p;
     next_buddy_marked = true;
   }
+  if (core_.need_resched(cpu)) return;  // test_tsk_need_resched(curr)
   if (!feat("WAKEUP_PREEMPTION")) return;
   update_curr(cpu);
   if (wakeup_preempt_entity(curr, p) == 1) {
@@ -860,7 +861,7 @@ int Cfs::find_idlest_cpu(const SchedGroup& group, Task* p, int this_cpu) {
   (group.cpus & p->cpus_allowed).for_each([&](int i) {
     if (core_.idle_cpu(i)) {
       const int64_t exit_latency = core_.idle_exit_latency(i);
-      const int64_t stamp = core_.idle_stamp(i);
+      const int64_t stamp = rq(i).idle_stamp;  // set by idle_balance(), 0 after a pull or wakeup
       if (exit_latency < min_exit_latency) {
         min_exit_latency = exit_latency;
         latest_idle_timestamp = stamp;
@@ -1422,7 +1423,6 @@ void Cfs::active_load_balance(int busiest_cpu, int target_cpu) {
   for (Task* p : b.cfs.cfs_tasks) {
     if (!can_migrate_task(p, env)) continue;
     move_task(p, busiest_cpu, target_cpu);
-    env.sd->nr_balance_failed = 0;
     ++active_balances_;
     core_.charge(core_.this_cpu(), core_.machine().costs().lb_move_task);
     break;
@@ -1539,7 +1539,7 @@ void Cfs::trigger_load_balance(int cpu) {
   const bool kick = nohz_kick_needed(cpu);
   if (kick) {
     // nohz_balancer_kick(): the first idle CPU balances for all idle CPUs.
-    nohz_next_balance_ = core_.jiffies() + 1;
+    ++nohz_next_balance_;  // nohz.next_balance++
     int ilb = -1;
     nohz_idle_mask_.for_each([&](int c) {
       if (ilb < 0 && core_.idle_cpu(c)) ilb = c;

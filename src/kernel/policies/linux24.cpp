@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 #include "hw/machine.hpp"
 #include "kernel/kernel.hpp"
@@ -140,7 +141,6 @@ class Linux24 final : public SchedClass {
     core_.lock_rq(-1, cpu, costs.rq_lock_hold + scanned * costs.pick_scan_per_task + miss_ns);
     scanned_total_ += scanned;
     scan_miss_ns_ += miss_ns;
-    if (prev) prev->yielded = false;
     last_schedule_[static_cast<size_t>(cpu)] = core_.now_ns();
     if (next) {
       if (next->cpu != cpu) core_.set_task_cpu(next, cpu);
@@ -166,14 +166,18 @@ class Linux24 final : public SchedClass {
   // __schedule_tail(): a preempted, still runnable task is offered to
   // another CPU through reschedule_idle().
   void schedule_tail(int, Task* prev) override {
+    // "prev->policy &= ~SCHED_YIELD" after the yielder has been passed over.
+    const bool yielded = std::exchange(prev->yielded, false);
     if (!core_.config().feat("SCHEDULE_TAIL_PUSH")) return;
-    if (prev->state != TaskState::Running || prev->yielded || prev->on_cpu) return;
+    if (prev->state != TaskState::Running || yielded || prev->on_cpu) return;
     core_.lock_rq(-1, core_.this_cpu(), core_.machine().costs().rq_lock_hold);
     reschedule_idle(prev);
   }
 
   void task_dead(Task* p) override {
     // release_task(): the parent gets the child's remaining ticks back.
+    // (Done at exit rather than when the parent reaps it; the counter is the
+    // same unless the parent's epoch changes in between.)
     if (p->parent) p->parent->counter = std::min(p->parent->counter + p->counter, 20 * core_.config().hz() / 100);
   }
 

@@ -170,13 +170,14 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
   co_await p.sys(c.syscall_entry);
   while (sent < len) {
     const int64_t size = std::min(len - sent, (sk.sndbuf >> 1) - 64);
-    // sock_alloc_send_pskb(): block while the send buffer is used up.
+    // sock_alloc_send_pskb(): block while the send buffer is used up; the
+    // skb is charged to the sender (skb_set_owner_w) before the copy.
     co_await p.wait_event(sk.sleep, [&sk] { return sk.wmem_alloc - sk.wmem_bias < sk.sndbuf; });
-    co_await p.sys(c.unix_send_base + copy_cost(p, p.cpu(), size));
     // truesize: SKB_TRUESIZE(kmalloc bucket); the preset gives the 100 B value,
     // larger writes scale with their size.
     const int64_t truesize = sk.truesize_100 + std::max<int64_t>(0, size - 100);
     sk.wmem_alloc += truesize;
+    co_await p.sys(c.unix_send_base + copy_cost(p, p.cpu(), size));
     other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk});
     // other->sk_data_ready(): sock_def_readable()
     co_await p.wake_up(other.sleep, 1, wake_flags_for(!sk.linux24));
