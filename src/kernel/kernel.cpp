@@ -325,6 +325,7 @@ void Kernel::schedule(int c, bool preempt) {
     }
     prev->on_cpu = false;
     prev->last_ran = sim::Time(now_ns());
+    prev->cache_mark = k.bytes_touched;
     policy_->put_prev_task(c, prev);
   }
   k.need_resched = false;
@@ -377,15 +378,10 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
     trace_switch(c, prev, st, next);
     charge(c, jitter(costs.context_switch));
     ++next->nr_switches;
-    // Cache refill: the working set left on another CPU has to follow.
-    const int cache_cpu = next->processor;
-    if (cache_cpu != c && costs.cache_decay > 0) {
-      const int64_t age = now_ns() - next->last_ran.ns();
-      const int64_t warmth = std::max<int64_t>(0, 1000 - age * 1000 / costs.cache_decay);
-      charge(c, machine_.transfer_cost(cache_cpu, c, next->working_set_bytes) * warmth / 1000);
-    }
+    charge(c, cache_refill(next, c));
   }
   k.switch_from = nullptr;
+  if (next != prev) k.bytes_touched += next->working_set_bytes;
   next->processor = c;
   policy_->set_curr_task(c, next);
   if (next->pending.kind == Pending::Work && next->pending.work_left > 0) {
@@ -395,6 +391,25 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
     next->pending = {Pending::Work, 0, WorkKind::User};
     arm(c);
   }
+}
+
+// Cache warmth: a task's working set stays in the private cache of the CPU
+// it last ran on until other tasks' working sets, run there since, have
+// filled that cache. What is still warm moves with the task at the
+// cache-line transfer cost of the distance; what was evicted is refilled
+// from the last-level cache (or, without a shared LLC, over the bus).
+int64_t Kernel::cache_refill(const Task* t, int c) const {
+  const auto& costs = machine_.costs();
+  const int src = t->processor;
+  const int64_t others = std::min(cpu(src).bytes_touched - t->cache_mark, costs.private_cache_bytes);
+  const int64_t warm = 1000 - others * 1000 / costs.private_cache_bytes;
+  const int64_t lines = (t->working_set_bytes + costs.cache_line_bytes - 1) / costs.cache_line_bytes;
+  const int64_t batches = std::max<int64_t>(1, (lines + costs.refill_mlp - 1) / costs.refill_mlp);
+  const bool shared_llc = machine_.topo().llc_mask(c).weight() > machine_.topo().smt_mask(c).weight();
+  const int64_t refill_cold = batches * (shared_llc ? costs.line_transfer_llc : costs.line_transfer_node);
+  int64_t cost = (1000 - warm) * refill_cold / 1000;
+  if (src != c) cost += warm * machine_.transfer_cost(src, c, t->working_set_bytes) / 1000;
+  return cost;
 }
 
 void Kernel::enter_idle(int c) {

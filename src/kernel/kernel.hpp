@@ -189,6 +189,7 @@ class Kernel final : public SchedCore {
     bool tick_on = false;
     int64_t tick_offset = 0;
     int64_t lock_free_at = 0;
+    int64_t bytes_touched = 0;  // working sets of the tasks run here, summed
     CpuAccounting acct;
     // Busy placements that saw this CPU idle: count and sum of their times.
     int64_t placements_pending = 0;
@@ -210,6 +211,7 @@ class Kernel final : public SchedCore {
   void schedule(int c, bool preempt);
   void finish_switch(int c, Task* prev, Task* next);
   void enter_idle(int c);
+  [[nodiscard]] int64_t cache_refill(const Task* t, int c) const;
   void exit_idle(int c);
   void send_ipi(int target);
   void handle_ipi(int c);

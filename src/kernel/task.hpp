@@ -80,7 +80,10 @@ struct Task {
   sim::Time wake_time{-1};      // set at sched_waking, cleared when run
   sim::Time queued_since{-1};   // became runnable but not running
   sim::Time last_ran{0};        // time it last left a CPU
+  // Memory a run of the task touches: stack, buffers, kernel objects. 16 KiB
+  // is the workload models' estimate for the perf bench tasks (no source).
   int64_t working_set_bytes = 16 * 1024;
+  int64_t cache_mark = INT64_MIN / 2;  // its cache CPU's bytes_touched when it left
   int64_t nr_switches = 0;
   int64_t nr_migrations = 0;
   int64_t run_delay_ns = 0;
