@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -20,6 +21,23 @@ namespace {
 int fail(const std::string& msg) {
   std::cerr << "schedlab: error: " << msg << "\n";
   return 2;
+}
+
+// Parses argv[first..] with CLI11; returns an exit code when the command
+// should stop here (--help, or one error line).
+std::optional<int> parse(CLI::App& app, int argc, char** argv, int first) {
+  try {
+    std::vector<std::string> args;
+    for (int i = argc - 1; i >= first; --i) args.emplace_back(argv[i]);
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {
+      app.exit(e);
+      return 0;
+    }
+    return fail(e.what());
+  }
+  return std::nullopt;
 }
 
 int cmd_machines() {
@@ -129,17 +147,7 @@ int cmd_bench(int argc, char** argv) {
   app.add_flag("--json", json, "machine-readable output (docs/json.md)");
   app.add_flag("--quiet", quiet, "no scheduler statistics");
   app.add_flag("--no-check", no_check, "skip the invariant checker");
-  try {
-    std::vector<std::string> args;
-    for (int i = argc - 1; i >= 5; --i) args.emplace_back(argv[i]);
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) {
-      app.exit(e);
-      return 0;
-    }
-    return fail(e.what());
-  }
+  if (auto rc = parse(app, argc, argv, 5)) return *rc;
   spec.bench_args = app.remaining();
   spec.check_invariants = !no_check;
   experiment::RunOutcome out;
@@ -190,17 +198,7 @@ int cmd_run(int argc, char** argv) {
   app.add_option("file", file, "experiment file (TOML)")->required();
   app.add_flag("--json", json, "machine-readable output (docs/json.md)");
   app.add_option("--jobs", jobs, "simulations in parallel")->check(CLI::Range(1, 256));
-  try {
-    std::vector<std::string> args;
-    for (int i = argc - 1; i >= 2; --i) args.emplace_back(argv[i]);
-    app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    if (e.get_exit_code() == 0) {
-      app.exit(e);
-      return 0;
-    }
-    return fail(e.what());
-  }
+  if (auto rc = parse(app, argc, argv, 2)) return *rc;
   try {
     auto exp = experiment::load_experiment(file);
     auto res = experiment::run_experiment(exp, jobs);
@@ -245,17 +243,7 @@ int main(int argc, char** argv) {
       std::string machine, kname;
       if (cmd != "features") app.add_option("machine", machine, "machine profile or spec")->required();
       app.add_option("--kernel", kname, "kernel preset");
-      try {
-        std::vector<std::string> args;
-        for (int i = argc - 1; i >= 2; --i) args.emplace_back(argv[i]);
-        app.parse(args);
-      } catch (const CLI::ParseError& e) {
-        if (e.get_exit_code() == 0) {
-          app.exit(e);
-          return 0;
-        }
-        return fail(e.what());
-      }
+      if (auto rc = parse(app, argc, argv, 2)) return *rc;
       if (cmd == "costs") return cmd_costs(machine);
       return cmd == "topology" ? cmd_topology(machine, kname) : cmd_features(kname);
     }
