@@ -133,6 +133,10 @@ int cmd_bench(int argc, char** argv) {
   const std::string bench = argv[4];
   CLI::App app{"schedlab perf bench sched " + bench};
   app.allow_extras();
+  app.footer(
+      "Benchmark options are the real tool's:\n"
+      "  messaging: -g/--group N (10)  -l/--nr_loops N (100)  -p/--pipe  -t/--thread\n"
+      "  pipe:      -l/--loop N (1000000)  -T/--threaded");
   experiment::RunSpec spec;
   spec.bench = bench;
   bool json = false, quiet = false, no_check = false;
