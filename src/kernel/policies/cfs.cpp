@@ -20,7 +20,9 @@
 // balance moves a queued task but not the preempted current one. Time spent
 // in balancing is charged from the cost model (per CPU scanned), not
 // measured. SD_SERIALIZE never contends: a balance pass is instantaneous
-// in simulated time and its cost is charged afterwards.
+// in simulated time and its cost is charged afterwards. The affinity-induced
+// group_imbalanced state (LBF_SOME_PINNED -> sgc->imbalance) is not tracked,
+// so pinned workloads balance as if unpinned groups were balanced.
 #include <algorithm>
 #include <list>
 #include <map>
