@@ -973,6 +973,10 @@ int Cfs::find_idlest_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag,
 // wake_wide()" (63b0e9edceec, v4.3): a wide wakeup (a 1:N waker/wakee pair
 // whose flip counts exceed the LLC size) skips wake_affine() and stays
 // around prev_cpu; explicit domain flags override the heuristic.
+// Kept as a separate copy of the 4.0 function on purpose: its domain walk
+// differs from 4.0's exactly where the commit changed it (new_cpu defaults to
+// prev_cpu, `continue` became `break`, the `else if (!want_affine) break`),
+// and side by side the two read like the commit's diff.
 int Cfs::select_task_rq_v43(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags) {
   const int cpu = core_.this_cpu();
   auto& chain = core_.domains().of(cpu);
