@@ -193,6 +193,7 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         for (const auto& x : sums) {
           for (const auto& [lvl, cnt] : x.migrations_by_level) avg.migrations_by_level.emplace(lvl, 0);
           for (const auto& [kind, b] : x.balance) avg.balance.emplace(kind, obs::BalanceCounters{});
+          for (const auto& [where, cnt] : x.sleeps) avg.sleeps.emplace(where, 0);
         }
         const double n = static_cast<double>(sums.size());
         auto avg_i = [&](auto getter) {
@@ -207,6 +208,12 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         };
         avg.elapsed_ns = avg_i([](const obs::Summary& x) { return x.elapsed_ns; });
         avg.context_switches = avg_i([](const obs::Summary& x) { return x.context_switches; });
+        avg.involuntary_switches = avg_i([](const obs::Summary& x) { return x.involuntary_switches; });
+        for (auto& [where, cnt] : avg.sleeps)
+          cnt = avg_i([&](const obs::Summary& x) {
+            auto it = x.sleeps.find(where);
+            return it == x.sleeps.end() ? int64_t{0} : it->second;
+          });
         avg.migrations = avg_i([](const obs::Summary& x) { return x.migrations; });
         for (auto& [lvl, cnt] : avg.migrations_by_level)
           cnt = avg_i([&](const obs::Summary& x) {
@@ -283,8 +290,8 @@ std::string format_table(const ExperimentResult& r) {
     o << buf;
   }
   o << "\nWhy (mean over repeats, timed window only):\n";
-  std::snprintf(buf, sizeof buf, "%-34s %-18s %9s %8s %9s %7s %7s %9s %8s %7s %9s %8s %8s\n", "workload", "variant",
-                "ctxsw", "migr", "wakeups", "remote", "affine", "rundelay", "p99", "idle%", "balances", "wasted",
+  std::snprintf(buf, sizeof buf, "%-34s %-18s %9s %8s %8s %9s %7s %7s %9s %8s %7s %9s %8s %8s\n", "workload",
+                "variant", "ctxsw", "invol", "migr", "wakeups", "remote", "affine", "rundelay", "p99", "idle%", "balances", "wasted",
                 "lockspin");
   o << buf;
   for (const auto& [wl, var, s] : r.stats) {
@@ -303,9 +310,9 @@ std::string format_table(const ExperimentResult& r) {
     std::snprintf(wasted, sizeof wasted, "%.1fms", static_cast<double>(s.wasted_ns) / 1e6);
     std::snprintf(rd, sizeof rd, "%.1fus", s.run_delay_avg_us);
     std::snprintf(p99, sizeof p99, "%.0fus", s.run_delay_p99_us);
-    std::snprintf(buf, sizeof buf, "%-34s %-18s %9lld %8lld %9lld %7lld %7lld %9s %8s %6.1f%% %9s %8s %8s\n",
+    std::snprintf(buf, sizeof buf, "%-34s %-18s %9lld %8lld %8lld %9lld %7lld %7lld %9s %8s %6.1f%% %9s %8s %8s\n",
                   wl.c_str(), var.c_str(), static_cast<long long>(s.context_switches),
-                  static_cast<long long>(s.migrations), static_cast<long long>(s.wakeups),
+                  static_cast<long long>(s.involuntary_switches), static_cast<long long>(s.migrations), static_cast<long long>(s.wakeups),
                   static_cast<long long>(s.wakeups_remote), static_cast<long long>(s.wake_affine_pulls), rd, p99,
                   idle_pct, balbuf, wasted, spin);
     o << buf;
@@ -320,6 +327,8 @@ nlohmann::json summary_json(const obs::Summary& s) {
   j["window_start_ns"] = s.window_start_ns;
   j["elapsed_ns"] = s.elapsed_ns;
   j["context_switches"] = s.context_switches;
+  j["involuntary_switches"] = s.involuntary_switches;
+  j["sleeps"] = s.sleeps;
   j["migrations"] = s.migrations;
   j["migrations_by_level"] = s.migrations_by_level;
   j["wakeups"] = s.wakeups;

@@ -20,11 +20,12 @@ void Proc::Primitive::await_suspend(std::coroutine_handle<> h) const noexcept {
   proc->task_->pending = action;
 }
 
-Co<void> Proc::wait_event(WaitQueue& wq, std::function<bool()> cond, bool exclusive) {
+Co<void> Proc::wait_event(WaitQueue& wq, std::function<bool()> cond, const char* wchan, bool exclusive) {
   // prepare_to_wait(); if (!cond) schedule(); finish_wait() — the check and
   // the sleep are atomic here because the simulation is single-threaded.
   while (!cond()) {
     task_->state = TaskState::Interruptible;
+    task_->wchan = wchan;
     wq.waiters.push_back({task_, exclusive});
     co_await block();
     auto& w = wq.waiters;
@@ -63,7 +64,7 @@ Co<Task*> Proc::wait_child() {
       if (t->parent == task_ && t->state == TaskState::Dead && !t->reaped) return t;
     return nullptr;
   };
-  co_await wait_event(child_wait(kernel_, task_), [&] { return find_dead() != nullptr; });
+  co_await wait_event(child_wait(kernel_, task_), [&] { return find_dead() != nullptr; }, "do_wait");
   Task* dead = find_dead();
   dead->reaped = true;
   co_await sys(costs().wait_base);
@@ -483,7 +484,6 @@ void Kernel::tick(int c, uint64_t gen) {
   if (gen != k.tick_gen || !k.tick_on) return;
   this_cpu_ = c;
   sync(c);
-  const bool was_armed = k.armed;
   k.armed = false;
   k.kern_left += jitter(machine_.costs().tick_handler);
   if (k.curr) policy_->task_tick(c, k.curr);

@@ -71,8 +71,9 @@ class Proc {
   // costs the waker time before the next one, with preemption disabled
   // (the wait-queue lock is held), as __wake_up_common() does.
   Co<void> wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags);
-  // wait_event_interruptible(wq, cond): sleep on wq until cond() holds.
-  Co<void> wait_event(WaitQueue& wq, std::function<bool()> cond, bool exclusive = false);
+  // wait_event_interruptible(wq, cond): sleep on wq until cond() holds;
+  // wchan names the kernel function the task sleeps in.
+  Co<void> wait_event(WaitQueue& wq, std::function<bool()> cond, const char* wchan, bool exclusive = false);
   // fork()/clone(): charges the fork cost and wakes the new task.
   Task* fork(const std::string& comm, Program program, bool thread);
   // wait4(-1): reap one exited child, sleeping until there is one.

@@ -83,6 +83,8 @@ struct Task {
   // Memory a run of the task touches: stack, buffers, kernel objects. 16 KiB
   // is the workload models' estimate for the perf bench tasks (no source).
   int64_t working_set_bytes = 16 * 1024;
+  // Where the task last went to sleep, as /proc/PID/wchan names it.
+  const char* wchan = nullptr;
   int64_t cache_mark = INT64_MIN / 2;  // its cache CPU's bytes_touched when it left
   int64_t nr_switches = 0;
   int64_t nr_migrations = 0;

@@ -8,9 +8,12 @@
 
 namespace obs {
 
-void StatsCollector::on_switch(int64_t, int, const kernel::Task* prev, PrevState,
+void StatsCollector::on_switch(int64_t, int, const kernel::Task* prev, PrevState st,
                                const kernel::Task* next) {
-  if (prev != next) ++s_.context_switches;
+  if (prev == next) return;
+  ++s_.context_switches;
+  if (st == PrevState::Preempted) ++s_.involuntary_switches;
+  if (st == PrevState::Sleeping) ++s_.sleeps[prev->wchan ? prev->wchan : "schedule"];
 }
 
 void StatsCollector::on_wakeup_placement(int64_t, int, int, bool local) {
@@ -124,8 +127,14 @@ std::string format_summary(const Summary& s) {
   char buf[256];
   const double el = static_cast<double>(s.elapsed_ns) / 1e9;
   o << "# scheduler statistics (simulated " << (el < 1e-3 ? 0 : el) << " s)\n";
-  std::snprintf(buf, sizeof buf, "  context switches      %12lld\n", static_cast<long long>(s.context_switches));
+  std::snprintf(buf, sizeof buf, "  context switches      %12lld  (%lld involuntary)\n",
+                static_cast<long long>(s.context_switches), static_cast<long long>(s.involuntary_switches));
   o << buf;
+  if (!s.sleeps.empty()) {
+    o << "  sleeps in            ";
+    for (const auto& [where, n] : s.sleeps) o << " " << where << " " << n;
+    o << "\n";
+  }
   std::snprintf(buf, sizeof buf, "  migrations            %12lld", static_cast<long long>(s.migrations));
   o << buf;
   if (!s.migrations_by_level.empty()) {

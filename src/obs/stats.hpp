@@ -23,6 +23,12 @@ struct Summary {
   int64_t window_start_ns = 0;  // the timed window: [window_start_ns, +elapsed_ns]
   int64_t elapsed_ns = 0;
   int64_t context_switches = 0;
+  // Switches away from a task that was still runnable (preemption; the
+  // nonvoluntary_ctxt_switches of /proc/PID/status).
+  int64_t involuntary_switches = 0;
+  // Times a task went to sleep, by where it slept (its wchan): which side of
+  // a channel waits tells a benchmark's regime.
+  std::map<std::string, int64_t> sleeps;
   int64_t migrations = 0;
   std::map<std::string, int64_t> migrations_by_level;  // "SMT", "MC", "NUMA", "wake", ...
   int64_t wakeups = 0, wakeups_local = 0, wakeups_remote = 0;

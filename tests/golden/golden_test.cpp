@@ -97,7 +97,7 @@ TEST(Golden, CfsForkAndReap) {
 
 namespace {
 Co<void> blocker(Proc& p, kernel::WaitQueue* wq, bool* flag) {
-  co_await p.wait_event(*wq, [flag] { return *flag; });
+  co_await p.wait_event(*wq, [flag] { return *flag; }, "test_wait");
   co_await p.user(50000);
 }
 Co<void> waking_hog(Proc& p, kernel::WaitQueue* wq, bool* flag) {

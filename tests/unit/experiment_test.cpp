@@ -97,3 +97,36 @@ TEST(RunOnce, BadInputIsAnError) {
   s.bench_args = {"-g", "0"};
   EXPECT_THROW(experiment::run_once(s), std::invalid_argument);
 }
+
+// On one CPU each pipe round trip is: A writes and wakes B, which preempts A
+// (sync wakeup of a sleeper with vruntime credit); B reads, writes, wakes A
+// and sleeps in pipe_read; A reads. So every round trip is one sleep in
+// pipe_read plus one preemption (the last one ends the run instead).
+TEST(RunOnce, PipeOnOneCpuSleepsInPipeReadOncePerRoundTrip) {
+  experiment::RunSpec s;
+  s.machine = "1s1c1t";
+  s.bench = "pipe";
+  s.bench_args = {"-l", "1000"};
+  auto o = experiment::run_once(s);
+  ASSERT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(o.stats.context_switches, 2000);
+  EXPECT_EQ(o.stats.involuntary_switches, 999);
+  EXPECT_EQ(o.stats.sleeps, (std::map<std::string, int64_t>{{"pipe_read", 1000}}));
+}
+
+// Messaging over sockets: receivers sleep in unix_stream_recvmsg when their
+// queue is empty, senders in sock_alloc_send_pskb when the send buffer is
+// used up; on a single CPU with -l 400 both happen.
+TEST(RunOnce, MessagingSleepsAreAttributedToBothSidesOfTheChannel) {
+  experiment::RunSpec s;
+  s.machine = "1s1c1t";
+  s.bench = "messaging";
+  s.bench_args = {"-g", "1", "-l", "400"};
+  auto o = experiment::run_once(s);
+  ASSERT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_GT(o.stats.sleeps["unix_stream_recvmsg"], 0);
+  EXPECT_GT(o.stats.sleeps["sock_alloc_send_pskb"], 0);
+  int64_t total = 0;
+  for (const auto& [where, n] : o.stats.sleeps) total += n;
+  EXPECT_LE(total + o.stats.involuntary_switches, o.stats.context_switches);
+}

@@ -90,7 +90,7 @@ TEST(SchedDomains, WestmereHasThreeNumaLevels) {
 
 namespace {
 Co<void> sleeper(Proc& p, kernel::WaitQueue* wq, bool* flag) {
-  co_await p.wait_event(*wq, [flag] { return *flag; });
+  co_await p.wait_event(*wq, [flag] { return *flag; }, "test_wait");
   co_await p.user(1000);
 }
 Co<void> waker(Proc& p, kernel::WaitQueue* wq, bool* flag) {
@@ -100,7 +100,7 @@ Co<void> waker(Proc& p, kernel::WaitQueue* wq, bool* flag) {
   co_await p.wake_up(*wq, 1, 0);
 }
 Co<void> forever_blocked(Proc& p, kernel::WaitQueue* wq) {
-  co_await p.wait_event(*wq, [] { return false; });
+  co_await p.wait_event(*wq, [] { return false; }, "test_wait");
 }
 }  // namespace
 

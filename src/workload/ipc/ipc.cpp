@@ -16,10 +16,11 @@ int64_t copy_cost(Proc& p, int from_cpu, int64_t bytes) {
   return bytes * c.copy_ns_per_kib / 1024 + p.kernel().machine().transfer_cost(from_cpu, p.cpu(), bytes);
 }
 
-// pipe_wait(): sleep on the queue without re-checking (the caller loops).
-Co<void> pipe_wait(Proc& p, WaitQueue& wq) {
+// pipe_wait(): sleep on the queue without re-checking (the caller loops);
+// the caller (pipe_read/pipe_write) names the wait, as wchan would one frame up.
+Co<void> pipe_wait(Proc& p, WaitQueue& wq, const char* caller) {
   bool woken = false;
-  co_await p.wait_event(wq, [&woken] { return std::exchange(woken, true); });
+  co_await p.wait_event(wq, [&woken] { return std::exchange(woken, true); }, caller);
 }
 
 int wake_flags_for(bool sync) { return sync ? WF_SYNC : 0; }
@@ -57,7 +58,7 @@ Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
       do_wakeup = false;
     }
     pipe.waiting_writers++;
-    co_await pipe_wait(p, pipe.wait);
+    co_await pipe_wait(p, pipe.wait, "pipe_write");
     pipe.waiting_writers--;
   }
   if (do_wakeup) co_await p.wake_up(pipe.wait, 1, WF_SYNC);
@@ -89,7 +90,7 @@ Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
     if (!pipe.writers) break;
     if (!pipe.waiting_writers && ret) break;
     if (do_wakeup) co_await p.wake_up(pipe.wait, 1, WF_SYNC);
-    co_await pipe_wait(p, pipe.wait);
+    co_await pipe_wait(p, pipe.wait, "pipe_read");
   }
   if (do_wakeup) co_await p.wake_up(pipe.wait, 1, WF_SYNC);
   co_return ret;
@@ -104,7 +105,7 @@ Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
   const int64_t free_needed = count <= PAGE_SIZE ? count : 1;
   while (PAGE_SIZE - pipe.len24 < free_needed) {
     pipe.waiting_writers++;
-    co_await pipe_wait(p, pipe.wait);
+    co_await pipe_wait(p, pipe.wait, "pipe_write");
     pipe.waiting_writers--;
   }
   int64_t written = 0;
@@ -121,7 +122,7 @@ Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
     do {
       co_await p.wake_up(pipe.wait, 1, WF_SYNC);  // the writer is about to sleep
       pipe.waiting_writers++;
-      co_await pipe_wait(p, pipe.wait);
+      co_await pipe_wait(p, pipe.wait, "pipe_write");
       pipe.waiting_writers--;
     } while (PAGE_SIZE - pipe.len24 == 0);
   }
@@ -137,7 +138,7 @@ Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
   for (;;) {
     while (pipe.len24 == 0) {
       if (!pipe.writers) co_return read;
-      co_await pipe_wait(p, pipe.wait);
+      co_await pipe_wait(p, pipe.wait, "pipe_read");
     }
     const int64_t chars = std::min(count, pipe.len24);
     co_await p.sys(copy_cost(p, pipe.writer_cpu24, chars));
@@ -172,7 +173,8 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
     const int64_t size = std::min(len - sent, (sk.sndbuf >> 1) - 64);
     // sock_alloc_send_pskb(): block while the send buffer is used up; the
     // skb is charged to the sender (skb_set_owner_w) before the copy.
-    co_await p.wait_event(sk.sleep, [&sk] { return sk.wmem_alloc - sk.wmem_bias < sk.sndbuf; });
+    co_await p.wait_event(
+        sk.sleep, [&sk] { return sk.wmem_alloc - sk.wmem_bias < sk.sndbuf; }, "sock_alloc_send_pskb");
     // truesize: SKB_TRUESIZE(kmalloc bucket); the preset gives the 100 B value,
     // larger writes scale with their size.
     const int64_t truesize = sk.truesize_100 + std::max<int64_t>(0, size - 100);
@@ -194,7 +196,7 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
   while (size > 0) {
     if (sk.receive_queue.empty()) {
       if (copied >= 1) break;
-      co_await p.wait_event(sk.sleep, [&sk] { return !sk.receive_queue.empty(); });
+      co_await p.wait_event(sk.sleep, [&sk] { return !sk.receive_queue.empty(); }, "unix_stream_recvmsg");
       continue;
     }
     UnixSock::Skb& skb = sk.receive_queue.front();
@@ -276,10 +278,10 @@ Co<void> sys_poll_in(Proc& p, Fd& fd) {
   co_await p.sys(p.costs().syscall_entry + p.costs().poll_base);
   if (fd.kind == Fd::Kind::Socket) {
     UnixSock& sk = *fd.sock;
-    co_await p.wait_event(sk.sleep, [&sk] { return !sk.receive_queue.empty(); });
+    co_await p.wait_event(sk.sleep, [&sk] { return !sk.receive_queue.empty(); }, "poll");
   } else {
     Pipe& pipe = *fd.pipe;
-    co_await p.wait_event(pipe.wait, [&pipe] { return pipe.readable(); });
+    co_await p.wait_event(pipe.wait, [&pipe] { return pipe.readable(); }, "poll");
   }
 }
 
