@@ -85,6 +85,14 @@ Kernel::Kernel(hw::Machine& machine, KernelConfig config, uint64_t seed)
   for (auto& c : cpus_) {
     // Each CPU's local timer fires at its own phase within the tick period.
     c.tick_offset = static_cast<int64_t>(tick_rng_.below(static_cast<uint64_t>(config_.tick_ns())));
+    // 2.4 has no cpuidle: default_idle() halts (see enter_idle()).
+    if (config_.preset().version >= 300) {
+      std::vector<MenuGovernor::State> states;
+      for (const auto& st : machine.profile().idle_states)
+        states.push_back({static_cast<uint32_t>(st.exit_latency_ns / 1000),
+                          static_cast<uint32_t>(st.target_residency_ns / 1000), st.polling});
+      c.menu.emplace(std::move(states));
+    }
   }
   nr_idle_ = machine.nr_cpus();
   policy_ = config_.preset().policy == PolicyKind::Cfs ? make_cfs(*this) : make_linux24(*this);
@@ -427,20 +435,37 @@ void Kernel::enter_idle(int c) {
   ++k.tick_gen;
   machine_.set_executing(c, false);
   k.idle_since = k.idle_acct_since = now_ns();
-  // cpuidle (menu governor, simplified): the deepest state whose target
-  // residency fits the predicted idle time.
-  const auto& states = machine_.profile().idle_states;
-  int chosen = 0;
-  for (size_t i = 0; i < states.size(); ++i)
-    if (states[i].target_residency_ns <= k.predicted_idle_ns || i == 0) chosen = static_cast<int>(i);
-  if (states[static_cast<size_t>(chosen)].polling && states.size() > 1 &&
-      k.predicted_idle_ns >= states[1].target_residency_ns)
-    chosen = 1;
-  k.idle_state = chosen;
+  k.idle_state = choose_idle_state(c);
+  const int chosen = k.idle_state;
   for (auto* o : observers_) o->on_idle(now_ns(), c, chosen);
   policy_->cpu_went_idle(c);
   // Something may have been queued meanwhile (e.g. during a balance pass).
   if (!k.wake_list.empty() || policy_->nr_running(c) > 0) send_ipi(c);
+}
+
+// cpu_idle_loop(): with cpuidle, cpuidle_idle_call() asks the menu governor
+// (drivers/cpuidle/governors/menu.c); 2.4's cpu_idle() calls default_idle(),
+// which halts: the first state that does not poll (HLT/C1).
+//
+// tick_nohz_get_sleep_length() is the time to the next timer event. The
+// simulator has no timers but the tick, so the reading chosen is the time to
+// this CPU's next tick: the 4.0 idle loop keeps the tick when the next timer
+// is within a jiffy or rcu_needs_cpu() (callbacks pending, the usual case on
+// a CPU that was just switching tasks). A stopped tick with a far timer would
+// make the menu's next-timer predictor long and push it to deep states
+// unless the repeating-interval detector overrides it.
+int Kernel::choose_idle_state(int c) {
+  Cpu& k = cpu(c);
+  const auto& states = machine_.profile().idle_states;
+  if (!k.menu) {
+    for (size_t i = 0; i < states.size(); ++i)
+      if (!states[i].polling) return static_cast<int>(i);
+    return 0;
+  }
+  const int64_t period = config_.tick_ns();
+  const int64_t since_tick = ((now_ns() - k.tick_offset) % period + period) % period;
+  const auto next_timer_us = static_cast<uint32_t>((period - since_tick) / 1000);
+  return k.menu->select(next_timer_us, 0, policy_->cpu_load0(c));
 }
 
 void Kernel::exit_idle(int c) {
@@ -451,8 +476,8 @@ void Kernel::exit_idle(int c) {
   busy_placement_.idle_after_ns += k.placements_pending * now_ns() - k.placements_ts_sum;
   busy_placement_.idle_after_samples += k.placements_pending;
   k.placements_pending = k.placements_ts_sum = 0;
-  // Predictor: exponentially weighted average of recent idle periods (1/8).
-  k.predicted_idle_ns += (idled - k.predicted_idle_ns) / 8;
+  // cpuidle_enter_state(): dev->last_residency, exit latency included.
+  if (k.menu) k.menu->reflect(static_cast<uint32_t>(std::min<int64_t>(idled / 1000, INT32_MAX)));
   update_wasted();
   --nr_idle_;
   k.idle = false;

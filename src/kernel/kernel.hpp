@@ -13,10 +13,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "hw/machine.hpp"
+#include "kernel/cpuidle_menu.hpp"
 #include "kernel/sched_class.hpp"
 #include "obs/observer.hpp"
 #include "sim/event_queue.hpp"
@@ -183,9 +185,9 @@ class Kernel final : public SchedCore {
     bool balance_kick = false;
     std::vector<Task*> wake_list;
     int idle_state = 0;
+    std::optional<MenuGovernor> menu;  // cpuidle governor (CFS kernels)
     int64_t idle_since = 0;
     int64_t idle_acct_since = 0;  // idle time accounted up to here
-    int64_t predicted_idle_ns = 0;
     uint64_t tick_gen = 0;
     bool tick_on = false;
     int64_t tick_offset = 0;
@@ -212,6 +214,7 @@ class Kernel final : public SchedCore {
   void schedule(int c, bool preempt);
   void finish_switch(int c, Task* prev, Task* next);
   void enter_idle(int c);
+  int choose_idle_state(int c);
   [[nodiscard]] int64_t cache_refill(const Task* t, int c) const;
   void exit_idle(int c);
   void send_ipi(int target);

@@ -120,6 +120,8 @@ class SchedClass {
   [[nodiscard]] virtual std::string check_invariants() const = 0;
   // Short per-policy stats for reports (e.g. 2.4 epochs).
   [[nodiscard]] virtual std::vector<std::pair<std::string, int64_t>> stats() const { return {}; }
+  // rq->cpu_load[0], which the menu cpuidle governor reads (get_iowait_load()).
+  [[nodiscard]] virtual unsigned long cpu_load0(int cpu) const { return 0; }
   // Called when a CPU becomes idle (enter idle loop).
   virtual void cpu_went_idle(int cpu) {}
   // Called when a CPU leaves its idle loop.

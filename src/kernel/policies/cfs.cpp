@@ -189,6 +189,7 @@ class Cfs final : public SchedClass {
   void cpu_went_idle(int cpu) override;
   void cpu_exited_idle(int cpu) override;
   int nr_running(int cpu) const override { return rq(cpu).cfs.nr_running; }
+  unsigned long cpu_load0(int cpu) const override { return static_cast<unsigned long>(rq(cpu).cpu_load[0]); }
   bool queue_remote_wakeup(int from, int to) const override {
     // ttwu_queue(): TTWU_QUEUE && !cpus_share_cache(smp_processor_id(), cpu)
     return core_.config().feat("TTWU_QUEUE") && !core_.domains().cpus_share_cache(from, to);
