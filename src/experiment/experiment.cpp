@@ -209,6 +209,11 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         avg.elapsed_ns = avg_i([](const obs::Summary& x) { return x.elapsed_ns; });
         avg.context_switches = avg_i([](const obs::Summary& x) { return x.context_switches; });
         avg.involuntary_switches = avg_i([](const obs::Summary& x) { return x.involuntary_switches; });
+        avg.idle_state_entries = sums.front().idle_state_entries;
+        for (size_t i = 0; i < avg.idle_state_entries.size(); ++i)
+          avg.idle_state_entries[i].second = avg_i([&](const obs::Summary& x) {
+            return i < x.idle_state_entries.size() ? x.idle_state_entries[i].second : int64_t{0};
+          });
         for (auto& [where, cnt] : avg.sleeps)
           cnt = avg_i([&](const obs::Summary& x) {
             auto it = x.sleeps.find(where);
@@ -329,6 +334,9 @@ nlohmann::json summary_json(const obs::Summary& s) {
   j["context_switches"] = s.context_switches;
   j["involuntary_switches"] = s.involuntary_switches;
   j["sleeps"] = s.sleeps;
+  nlohmann::json idle_states = nlohmann::json::object();
+  for (const auto& [name, n] : s.idle_state_entries) idle_states[name] = n;
+  j["idle_state_entries"] = idle_states;
   j["migrations"] = s.migrations;
   j["migrations_by_level"] = s.migrations_by_level;
   j["wakeups"] = s.wakeups;

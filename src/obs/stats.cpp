@@ -53,10 +53,18 @@ void StatsCollector::on_wake_affine(bool affine) {
   s_.wake_affine_pulls += affine;
 }
 
+void StatsCollector::on_idle(int64_t, int, int state) {
+  if (state < 0) return;  // leaving idle
+  const auto i = static_cast<size_t>(state);
+  if (idle_entries_.size() <= i) idle_entries_.resize(i + 1);
+  ++idle_entries_[i];
+}
+
 void StatsCollector::reset(kernel::Kernel& k) {
   k.flush_accounting();
   s_ = Summary{};
   delays_.clear();
+  idle_entries_.clear();
   queued_total_ns_ = 0;
   runs_ = 0;
   t_reset_ = k.now_ns();
@@ -101,6 +109,9 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
   if (bp.idle_after_samples > bp_after_n_)
     s.busy_placement_idle_after_us_avg = static_cast<double>(bp.idle_after_ns - bp_after_ns_) / 1000.0 /
                                          static_cast<double>(bp.idle_after_samples - bp_after_n_);
+  const auto& states = k.machine().profile().idle_states;
+  for (size_t i = 0; i < states.size(); ++i)
+    s.idle_state_entries.emplace_back(states[i].name, i < idle_entries_.size() ? idle_entries_[i] : 0);
   s.sched_runs = runs_;
   if (runs_) s.sched_delay_avg_us = static_cast<double>(queued_total_ns_ / 1000.0L / runs_);
   std::vector<int64_t> d = delays_;
@@ -184,6 +195,11 @@ std::string format_summary(const Summary& s) {
     o << buf;
   }
   o << "\n";
+  if (!s.idle_state_entries.empty()) {
+    o << "  idle states entered  ";
+    for (const auto& [name, n] : s.idle_state_entries) o << " " << name << " " << n;
+    o << "\n";
+  }
   std::snprintf(buf, sizeof buf, "  lock spin time        %12.3f ms\n", static_cast<double>(s.spin_ns_total) / 1e6);
   o << buf;
   std::snprintf(buf, sizeof buf, "  wasted CPU time       %12.3f ms (a CPU idle while a task waited)\n",

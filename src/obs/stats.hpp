@@ -46,6 +46,9 @@ struct Summary {
   double busy_placement_idle_cpus_avg = 0;
   double busy_placement_idle_after_us_avg = 0;
   std::map<std::string, BalanceCounters> balance;  // "periodic", "newidle", "idle"
+  // Entries into each idle state, shallowest first, as cpuidle's per-state
+  // `usage` counter: what the governor chose, hence what wakeups paid.
+  std::vector<std::pair<std::string, int64_t>> idle_state_entries;
   std::vector<int64_t> idle_ns_per_cpu;
   int64_t idle_ns_total = 0;
   int64_t busy_ns_total = 0;
@@ -65,6 +68,7 @@ class StatsCollector final : public Observer {
   void on_balance(int64_t t, int cpu, int level, int idle_type, bool success, int moved,
                   int64_t cost_ns) override;
   void on_wake_affine(bool affine) override;
+  void on_idle(int64_t t, int cpu, int state) override;
   // Starts counting from now (e.g. at a benchmark's start barrier).
   void reset(kernel::Kernel& k);
   [[nodiscard]] Summary summarize(const kernel::Kernel& k) const;
@@ -73,6 +77,7 @@ class StatsCollector final : public Observer {
   std::vector<std::string> level_names_;
   Summary s_;
   std::vector<int64_t> delays_;
+  std::vector<int64_t> idle_entries_;  // by idle state index
   long double queued_total_ns_ = 0;
   int64_t runs_ = 0;
   std::vector<int64_t> idle_at_reset_, busy_at_reset_, spin_at_reset_;

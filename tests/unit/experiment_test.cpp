@@ -130,3 +130,21 @@ TEST(RunOnce, MessagingSleepsAreAttributedToBothSidesOfTheChannel) {
   for (const auto& [where, n] : o.stats.sleeps) total += n;
   EXPECT_LE(total + o.stats.involuntary_switches, o.stats.context_switches);
 }
+
+// Pipe ping-pong on two cores: each task's CPU idles while the other side
+// works, for a few microseconds, so the menu governor picks C1: it polls only
+// when a timer is under 5 us away, and nothing deeper fits. 1000 round trips
+// idle the two CPUs 2000 times in all.
+TEST(RunOnce, PipeOnTwoCoresNapsInC1) {
+  experiment::RunSpec s;
+  s.machine = "1s2c1t";
+  s.bench = "pipe";
+  s.bench_args = {"-l", "1000"};
+  auto o = experiment::run_once(s);
+  ASSERT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
+  std::map<std::string, int64_t> entries(o.stats.idle_state_entries.begin(), o.stats.idle_state_entries.end());
+  ASSERT_EQ(entries.size(), 5u);
+  EXPECT_EQ(entries["POLL"] + entries["C1"], 2000);
+  EXPECT_LE(entries["POLL"], 2);
+  EXPECT_EQ(entries["C1E"] + entries["C3"] + entries["C6"], 0);
+}
