@@ -57,6 +57,16 @@ TEST(Experiment, LoadsAndValidatesFiles) {
   std::remove(path.c_str());
 }
 
+// One run of a benchmark on a machine with the machine's default kernel.
+static experiment::RunOutcome run_bench(const std::string& machine, const std::string& bench,
+                                        std::vector<std::string> args) {
+  experiment::RunSpec s;
+  s.machine = machine;
+  s.bench = bench;
+  s.bench_args = std::move(args);
+  return experiment::run_once(s);
+}
+
 TEST(RunOnce, InvariantsHoldForBothPoliciesAndBothBenchmarks) {
   for (const char* k : {"linux-4.0", "linux-3.10", "linux-2.4.19"}) {
     for (const char* b : {"messaging", "pipe"}) {
@@ -76,11 +86,7 @@ TEST(RunOnce, InvariantsHoldForBothPoliciesAndBothBenchmarks) {
 }
 
 TEST(RunOnce, PipeModeAndThreadModeMessagingRun) {
-  experiment::RunSpec s;
-  s.machine = "1s4c1t";
-  s.bench = "messaging";
-  s.bench_args = {"-g", "1", "-l", "20", "-p", "-t"};
-  auto o = experiment::run_once(s);
+  auto o = run_bench("1s4c1t", "messaging", {"-g", "1", "-l", "20", "-p", "-t"});
   EXPECT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
   EXPECT_EQ(o.invariant_errors, "");
   EXPECT_NE(o.output.text.find("# 20 sender and receiver threads per group"), std::string::npos);
@@ -103,11 +109,7 @@ TEST(RunOnce, BadInputIsAnError) {
 // and sleeps in pipe_read; A reads. So every round trip is one sleep in
 // pipe_read plus one preemption (the last one ends the run instead).
 TEST(RunOnce, PipeOnOneCpuSleepsInPipeReadOncePerRoundTrip) {
-  experiment::RunSpec s;
-  s.machine = "1s1c1t";
-  s.bench = "pipe";
-  s.bench_args = {"-l", "1000"};
-  auto o = experiment::run_once(s);
+  auto o = run_bench("1s1c1t", "pipe", {"-l", "1000"});
   ASSERT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
   EXPECT_EQ(o.stats.context_switches, 2000);
   EXPECT_EQ(o.stats.involuntary_switches, 999);
@@ -118,11 +120,7 @@ TEST(RunOnce, PipeOnOneCpuSleepsInPipeReadOncePerRoundTrip) {
 // queue is empty, senders in sock_alloc_send_pskb when the send buffer is
 // used up; on a single CPU with -l 400 both happen.
 TEST(RunOnce, MessagingSleepsAreAttributedToBothSidesOfTheChannel) {
-  experiment::RunSpec s;
-  s.machine = "1s1c1t";
-  s.bench = "messaging";
-  s.bench_args = {"-g", "1", "-l", "400"};
-  auto o = experiment::run_once(s);
+  auto o = run_bench("1s1c1t", "messaging", {"-g", "1", "-l", "400"});
   ASSERT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
   EXPECT_GT(o.stats.sleeps["unix_stream_recvmsg"], 0);
   EXPECT_GT(o.stats.sleeps["sock_alloc_send_pskb"], 0);
@@ -136,11 +134,7 @@ TEST(RunOnce, MessagingSleepsAreAttributedToBothSidesOfTheChannel) {
 // when a timer is under 5 us away, and nothing deeper fits. 1000 round trips
 // idle the two CPUs 2000 times in all.
 TEST(RunOnce, PipeOnTwoCoresNapsInC1) {
-  experiment::RunSpec s;
-  s.machine = "1s2c1t";
-  s.bench = "pipe";
-  s.bench_args = {"-l", "1000"};
-  auto o = experiment::run_once(s);
+  auto o = run_bench("1s2c1t", "pipe", {"-l", "1000"});
   ASSERT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
   std::map<std::string, int64_t> entries(o.stats.idle_state_entries.begin(), o.stats.idle_state_entries.end());
   ASSERT_EQ(entries.size(), 5u);
