@@ -142,3 +142,22 @@ TEST(RunOnce, PipeOnTwoCoresNapsInC1) {
   EXPECT_LE(entries["POLL"], 2);
   EXPECT_EQ(entries["C1E"] + entries["C3"] + entries["C6"], 0);
 }
+
+// A placement pays for each other runqueue it reads, once: the slow path of
+// WAKE_IDLE_CPU starts with find_idlest_group() over the whole machine, so
+// it reads all 7 other CPUs of a 2s2c2t box, and no placement reads more.
+TEST(RunOnce, PlacementsReadEachOtherRunqueueAtMostOnce) {
+  experiment::RunSpec s;
+  s.machine = "2s2c2t";
+  s.bench = "messaging";
+  s.bench_args = {"-g", "2", "-l", "50"};
+  s.features = "WAKE_IDLE_CPU";
+  auto o = experiment::run_once(s);
+  ASSERT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
+  std::map<std::string, int64_t> policy(o.stats.policy.begin(), o.stats.policy.end());
+  const int64_t reads = policy["placement_rq_reads"], slow = policy["wake_idle_cpu_slow_paths"];
+  ASSERT_GT(slow, 0);
+  EXPECT_GE(reads, 7 * slow);
+  // Placements: every wakeup, plus the forks of 80 tasks (fork balancing).
+  EXPECT_LE(reads, 7 * (o.stats.wakeups + 80));
+}

@@ -175,6 +175,9 @@ class Cfs final : public SchedClass {
   std::string name() const override { return "cfs"; }
   void task_fork(Task* p) override;
   int select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags) override;
+  int select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags);
+  // A placement reads other CPUs' runqueues; charged to the deciding CPU.
+  void read_rq(int cpu);
   void migrate_task_rq(Task* p, int new_cpu) override;
   void enqueue_task(int cpu, Task* p, int flags) override;
   void dequeue_task(int cpu, Task* p, int flags) override;
@@ -199,6 +202,7 @@ class Cfs final : public SchedClass {
     std::vector<std::pair<std::string, int64_t>> v = {{"active_balances", active_balances_},
                                                       {"nohz_kicks", nohz_kicks_}};
     if (feat("WAKE_IDLE_CPU")) v.emplace_back("wake_idle_cpu_slow_paths", wake_idle_fallthroughs_);
+    v.emplace_back("placement_rq_reads", placement_scans_);
     return v;
   }
 
@@ -330,6 +334,9 @@ class Cfs final : public SchedClass {
   unsigned nr_latency_ = 8;
   int64_t migration_cost_;
   int64_t active_balances_ = 0, nohz_kicks_ = 0, wake_idle_fallthroughs_ = 0;
+  int64_t placement_scan_ns_ = 0;  // runqueue reads of the select_task_rq() in progress
+  hw::CpuMask placement_read_;     // the runqueues it has read (now in cache)
+  int64_t placement_scans_ = 0;    // runqueues read by placements, for stats()
   int64_t last_balance_cost_ = 0;
 };
 
@@ -777,6 +784,7 @@ bool Cfs::wake_affine(const SchedDomain& sd, Task* p, int sync) {
   const int idx = sd.wake_idx;
   const int this_cpu = core_.this_cpu();
   const int prev_cpu = p->cpu;
+  read_rq(prev_cpu);
   int64_t load = source_load(prev_cpu, idx);
   int64_t this_load = target_load(this_cpu, idx);
   Task* current = core_.current();
@@ -813,17 +821,24 @@ bool Cfs::wake_affine(const SchedDomain& sd, Task* p, int sync) {
 
 int Cfs::select_idle_sibling(Task* p, int target) {
   int i = p->cpu;
+  read_rq(target);
   if (core_.idle_cpu(target)) return target;
   // "If the prevous cpu is cache affine and idle, don't be stupid."
-  if (i != target && core_.domains().cpus_share_cache(i, target) && core_.idle_cpu(i)) return i;
+  if (i != target && core_.domains().cpus_share_cache(i, target)) {
+    read_rq(i);
+    if (core_.idle_cpu(i)) return i;
+  }
   // Iterate the domains from sd_llc down and find an eligible idle group.
   auto& chain = core_.domains().of(target);
   for (int level = core_.domains().llc_level(target); level >= 0; --level) {
     const SchedDomain& sd = chain[static_cast<size_t>(level)];
     for (const SchedGroup& sg : sd.groups) {
       if (!sg.cpus.intersects(p->cpus_allowed)) continue;
+      // for_each_cpu(): the first busy CPU (or target) ends the group's test.
       bool all_idle = true;
       sg.cpus.for_each([&](int c) {
+        if (!all_idle) return;
+        if (c != target) read_rq(c);
         if (c == target || !core_.idle_cpu(c)) all_idle = false;
       });
       if (all_idle) return (sg.cpus & p->cpus_allowed).first();
@@ -844,6 +859,7 @@ int Cfs::find_idlest_group(const SchedDomain& sd, Task* p, int this_cpu, uint32_
     const bool local_group = group.cpus.test(this_cpu);
     int64_t avg_load = 0;
     group.cpus.for_each([&](int i) {
+      read_rq(i);
       avg_load += local_group ? source_load(i, load_idx) : target_load(i, load_idx);
     });
     avg_load = avg_load * SCHED_CAPACITY_SCALE / group.capacity;
@@ -862,6 +878,7 @@ int Cfs::find_idlest_cpu(const SchedGroup& group, Task* p, int this_cpu) {
   int64_t min_load = INT64_MAX, min_exit_latency = INT64_MAX, latest_idle_timestamp = 0;
   int least_loaded_cpu = this_cpu, shallowest_idle_cpu = -1;
   (group.cpus & p->cpus_allowed).for_each([&](int i) {
+    read_rq(i);
     if (core_.idle_cpu(i)) {
       const int64_t exit_latency = core_.idle_exit_latency(i);
       const int64_t stamp = rq(i).idle_stamp;  // set by idle_balance(), 0 after a pull or wakeup
@@ -884,7 +901,34 @@ int Cfs::find_idlest_cpu(const SchedGroup& group, Task* p, int this_cpu) {
   return shallowest_idle_cpu != -1 ? shallowest_idle_cpu : least_loaded_cpu;
 }
 
+// The runqueue fields a placement reads on other CPUs (idle_cpu(),
+// source_load()/target_load(), the idle state) are the ones
+// update_sg_lb_stats() reads per CPU, so each costs lb_per_cpu_local or
+// lb_per_cpu_remote (A. Li measured 223 ns for a select_idle_cpu() pass of a
+// few CPUs, LKML 2020-11-09, so this is not generous). The owners write
+// these lines at every enqueue, so the first read misses; a second read in
+// the same placement (the slow path rescans a group one level down) hits,
+// as does the deciding CPU's own runqueue.
+void Cfs::read_rq(int cpu) {
+  const int self = core_.this_cpu();
+  if (cpu == self || placement_read_.test(cpu)) return;
+  placement_read_.set(cpu);
+  const auto& costs = core_.machine().costs();
+  const auto& topo = core_.machine().topo();
+  placement_scan_ns_ += topo.cpu(cpu).socket == topo.cpu(self).socket ? costs.lb_per_cpu_local
+                                                                        : costs.lb_per_cpu_remote;
+  ++placement_scans_;
+}
+
 int Cfs::select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags) {
+  placement_scan_ns_ = 0;
+  placement_read_ = hw::CpuMask{};
+  const int cpu = select_task_rq_fair(p, prev_cpu, sd_flag, wake_flags);
+  if (placement_scan_ns_ > 0) core_.charge(core_.this_cpu(), placement_scan_ns_);
+  return cpu;
+}
+
+int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags) {
   const int cpu = core_.this_cpu();
   if (sd_flag & SD_BALANCE_WAKE) {
     // task_waking_fair(): vruntime relative to the old queue; record_wakee().
