@@ -253,10 +253,9 @@ void Kernel::segment_done(int c, uint64_t gen) {
   this_cpu_ = c;
   if (k.curr) {
     k.curr->pending.work_left = 0;
-    if (k.need_resched && k.curr->pending.preemptible)
-      schedule(c, true);
-    else
-      advance(c);
+    // Not a preemption point by itself: the kernel code that follows runs
+    // until the program's next primitive, which decides (advance()).
+    advance(c);
   } else {
     // A schedule()/balance path with no task found: pick again, no balance.
     k.need_resched = false;
@@ -281,8 +280,8 @@ void Kernel::advance(int c) {
     if (t->program.done()) t->pending = {Pending::Exit, 0, WorkKind::Kernel};
     switch (t->pending.kind) {
       case Pending::Work:
+        if (k.need_resched && at_resched_point(t->pending)) return schedule(c, true);
         if (t->pending.work_left <= 0 && k.spin_left + k.kern_left == 0) continue;
-        if (k.need_resched && t->pending.preemptible) return schedule(c, true);
         return arm(c);
       case Pending::Resume:
         continue;
@@ -499,9 +498,16 @@ void Kernel::start_tick(int c) {
 
 // An interrupt may preempt a task only in user mode: the kernels modelled are
 // not preemptible (2.4; CONFIG_PREEMPT_VOLUNTARY in 3.x/4.x distribution
-// builds), so kernel work runs to its end and need_resched is honoured there.
+// builds), so kernel work runs on and need_resched waits for the return to
+// user mode or a voluntary point (see at_resched_point()).
 bool Kernel::preemptible_now(const Task* t) const {
   return t->pending.preemptible && t->pending.work_kind == WorkKind::User;
+}
+
+// Between two primitives: schedule() may run here if the next primitive is
+// user code or kernel work that starts at a rescheduling point.
+bool Kernel::at_resched_point(const Pending& next) {
+  return next.preemptible && (next.work_kind == WorkKind::User || next.resched_point);
 }
 
 void Kernel::tick(int c, uint64_t gen) {

@@ -64,6 +64,14 @@ class Proc {
   // Burn CPU time: user code, or kernel code on behalf of the task.
   Primitive user(int64_t ns) { return {this, {Pending::Work, jittered(ns), WorkKind::User}}; }
   Primitive sys(int64_t ns) { return {this, {Pending::Work, jittered(ns), WorkKind::Kernel}}; }
+  // A system call's first kernel work: the task comes from user mode, where
+  // a pending need_resched is honoured first (the previous call's return).
+  Primitive syscall(int64_t ns) { return {this, {Pending::Work, jittered(ns), WorkKind::Kernel, true, true}}; }
+  // Kernel work after a voluntary preemption point (might_sleep(), e.g. a
+  // GFP_KERNEL allocation or mutex_lock()).
+  Primitive sys_after_might_sleep(int64_t ns) {
+    return {this, {Pending::Work, jittered(ns), WorkKind::Kernel, true, true}};
+  }
   // schedule() with the task already TASK_INTERRUPTIBLE on a wait queue.
   Primitive block() { return {this, {Pending::Block, 0, WorkKind::Kernel}}; }
   Primitive yield() { return {this, {Pending::Yield, 0, WorkKind::Kernel}}; }
@@ -222,6 +230,7 @@ class Kernel final : public SchedCore {
   void start_tick(int c);
   void tick(int c, uint64_t gen);
   [[nodiscard]] bool preemptible_now(const Task* t) const;
+  static bool at_resched_point(const Pending& next);
   void update_wasted();
   void trace_switch(int c, Task* prev, obs::PrevState st, Task* next);
 

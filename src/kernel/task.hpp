@@ -26,6 +26,11 @@ struct Pending {
   int64_t work_left = 0;  // ns of work at full speed (Work)
   WorkKind work_kind = WorkKind::User;
   bool preemptible = true;  // false inside spinlocked sections (e.g. a wake_up() loop)
+  // Kernel work that starts at a rescheduling point: the entry from user
+  // mode (the previous syscall's return) or a might_sleep() /
+  // cond_resched() of CONFIG_PREEMPT_VOLUNTARY. Elsewhere in the kernel a
+  // pending need_resched waits.
+  bool resched_point = false;
 };
 
 // nice -> load weight, kernel/sched/core.c prio_to_weight[] (2.6.23 .. 4.x).

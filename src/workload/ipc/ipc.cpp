@@ -31,7 +31,7 @@ int wake_flags_for(bool sync) { return sync ? WF_SYNC : 0; }
 Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
   const auto& c = p.costs();
   const int64_t hold = c.pipe_write_base + copy_cost(p, p.cpu(), total_len);
-  co_await p.sys(c.syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
+  co_await p.syscall(c.syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
   int64_t ret = 0;
   bool do_wakeup = false;
   const int64_t chars = total_len & (PAGE_SIZE - 1);
@@ -68,7 +68,7 @@ Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
 // fs/pipe.c (v4.0) pipe_read()
 Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
   const auto& c = p.costs();
-  co_await p.sys(c.syscall_entry + pipe.mutex.acquire(p.now(), c.pipe_read_base) + c.pipe_read_base);
+  co_await p.syscall(c.syscall_entry + pipe.mutex.acquire(p.now(), c.pipe_read_base) + c.pipe_read_base);
   int64_t ret = 0;
   bool do_wakeup = false;
   for (;;) {
@@ -101,7 +101,7 @@ Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
 Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
   const auto& c = p.costs();
   const int64_t hold = c.pipe_write_base + copy_cost(p, p.cpu(), count);
-  co_await p.sys(c.syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
+  co_await p.syscall(c.syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
   const int64_t free_needed = count <= PAGE_SIZE ? count : 1;
   while (PAGE_SIZE - pipe.len24 < free_needed) {
     pipe.waiting_writers++;
@@ -133,7 +133,7 @@ Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
 // fs/pipe.c (2.4.19) pipe_read()
 Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
   const auto& c = p.costs();
-  co_await p.sys(c.syscall_entry + pipe.mutex.acquire(p.now(), c.pipe_read_base) + c.pipe_read_base);
+  co_await p.syscall(c.syscall_entry + pipe.mutex.acquire(p.now(), c.pipe_read_base) + c.pipe_read_base);
   int64_t read = 0;
   for (;;) {
     while (pipe.len24 == 0) {
@@ -168,7 +168,7 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
   const auto& c = p.costs();
   UnixSock& other = *sk.peer;
   int64_t sent = 0;
-  co_await p.sys(c.syscall_entry);
+  co_await p.syscall(c.syscall_entry);
   while (sent < len) {
     const int64_t size = std::min(len - sent, (sk.sndbuf >> 1) - 64);
     // sock_alloc_send_pskb(): block while the send buffer is used up; the
@@ -179,7 +179,9 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
     // larger writes scale with their size.
     const int64_t truesize = sk.truesize_100 + std::max<int64_t>(0, size - 100);
     sk.wmem_alloc += truesize;
-    co_await p.sys(c.unix_send_base + copy_cost(p, p.cpu(), size));
+    // alloc_skb(GFP_KERNEL) may sleep: a voluntary preemption point before
+    // the work; none follows until the return to user mode.
+    co_await p.sys_after_might_sleep(c.unix_send_base + copy_cost(p, p.cpu(), size));
     other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk});
     // other->sk_data_ready(): sock_def_readable()
     co_await p.wake_up(other.sleep, 1, wake_flags_for(!sk.linux24));
@@ -192,7 +194,7 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
 Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
   const auto& c = p.costs();
   int64_t copied = 0;
-  co_await p.sys(c.syscall_entry + c.unix_recv_base);
+  co_await p.syscall(c.syscall_entry + c.unix_recv_base);
   while (size > 0) {
     if (sk.receive_queue.empty()) {
       if (copied >= 1) break;
@@ -275,7 +277,7 @@ Co<int64_t> sys_read(Proc& p, Fd& fd, int64_t bytes) {
 }
 
 Co<void> sys_poll_in(Proc& p, Fd& fd) {
-  co_await p.sys(p.costs().syscall_entry + p.costs().poll_base);
+  co_await p.syscall(p.costs().syscall_entry + p.costs().poll_base);
   if (fd.kind == Fd::Kind::Socket) {
     UnixSock& sk = *fd.sock;
     co_await p.wait_event(sk.sleep, [&sk] { return !sk.receive_queue.empty(); }, "poll");
