@@ -34,12 +34,14 @@ Co<void> Proc::wait_event(WaitQueue& wq, std::function<bool()> cond, const char*
   }
 }
 
-Task* Proc::fork(const std::string& comm, Program program, bool thread) {
-  kernel_.charge(kernel_.this_cpu(), kernel_.jitter(costs().fork_base));
-  Task* child = kernel_.new_task(comm, std::move(program), task_, thread);
+// kernel/fork.c do_fork(): copy_process() is the call's work, and the child
+// exists, woken by wake_up_new_task(), only at its end.
+Co<Task*> Proc::fork(const char* comm, Program& program, bool thread) {
+  co_await syscall(costs().fork_base);
+  Task* child = kernel_.new_task(comm, program, task_, thread);
   for (auto* o : kernel_.observers_) o->on_fork(now(), cpu(), task_, child);
   kernel_.wake_up_new_task(child);
-  return child;
+  co_return child;
 }
 
 Co<void> Proc::wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags) {

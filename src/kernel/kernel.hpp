@@ -85,7 +85,10 @@ class Proc {
   // wchan names the kernel function the task sleeps in.
   Co<void> wait_event(WaitQueue& wq, std::function<bool()> cond, const char* wchan, bool exclusive = false);
   // fork()/clone(): charges the fork cost and wakes the new task.
-  Task* fork(const std::string& comm, Program program, bool thread);
+  // The program is taken by lvalue reference and copied when the child is
+  // made: GCC 12 destroys class-type temporaries of a co_await expression
+  // twice, so callers must pass a named Program, never a lambda temporary.
+  Co<Task*> fork(const char* comm, Program& program, bool thread);
   // wait4(-1): reap one exited child, sleeping until there is one.
   Co<Task*> wait_child();
 

@@ -87,8 +87,9 @@ TEST(Golden, CfsForkAndReap) {
   obs::FtraceWriter trace(2);
   s.k.add_observer(&trace);
   s.k.spawn("parent", [](Proc& p) -> Co<void> {
-    p.fork("kid", [](Proc& c) { return hog(c, 2000000, 1000000); }, false);
-    p.fork("kid", [](Proc& c) { return hog(c, 2000000, 1000000); }, false);
+    kernel::Program kid = [](Proc& c) { return hog(c, 2000000, 1000000); };
+    co_await p.fork("kid", kid, false);
+    co_await p.fork("kid", kid, false);
     co_await p.wait_child();
     co_await p.wait_child();
   }, 0);

@@ -132,13 +132,13 @@ TEST(RunOnce, MessagingSleepsAreAttributedToBothSidesOfTheChannel) {
 // Pipe ping-pong on two cores: each task's CPU idles while the other side
 // works, for a few microseconds, so the menu governor picks C1: it polls only
 // when a timer is under 5 us away, and nothing deeper fits. 1000 round trips
-// idle the two CPUs 2000 times in all.
+// idle the two CPUs about 2000 times in all (the first and last differ).
 TEST(RunOnce, PipeOnTwoCoresNapsInC1) {
   auto o = run_bench("1s2c1t", "pipe", {"-l", "1000"});
   ASSERT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
   std::map<std::string, int64_t> entries(o.stats.idle_state_entries.begin(), o.stats.idle_state_entries.end());
   ASSERT_EQ(entries.size(), 5u);
-  EXPECT_EQ(entries["POLL"] + entries["C1"], 2000);
+  EXPECT_NEAR(entries["POLL"] + entries["C1"], 2000, 2);
   EXPECT_LE(entries["POLL"], 2);
   EXPECT_EQ(entries["C1E"] + entries["C3"] + entries["C6"], 0);
 }

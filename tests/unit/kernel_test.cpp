@@ -158,7 +158,8 @@ TEST(Kernel, Linux24RecalculatesCountersInEpochs) {
 TEST(Kernel, ForkBalancingSpreadsChildrenToIdleCpus) {
   TinySim s("2s2c1t", "linux-4.0");
   s.k.spawn("parent", [](Proc& p) -> Co<void> {
-    for (int i = 0; i < 3; ++i) p.fork("child", [](Proc& c) { return hog(c, 5000000, 500000); }, false);
+    kernel::Program child = [](Proc& c) { return hog(c, 5000000, 500000); };
+    for (int i = 0; i < 3; ++i) co_await p.fork("child", child, false);
     for (int i = 0; i < 3; ++i) co_await p.wait_child();
   }, 0);
   auto r = s.run();

@@ -79,7 +79,7 @@ struct Shared {
 };
 
 // Create the group's receivers and senders.
-unsigned group(Proc& p, Shared& sh, unsigned num_fds, Fd& ready_out, Fd& wakefd) {
+Co<unsigned> group(Proc& p, Shared& sh, unsigned num_fds, Fd& ready_out, Fd& wakefd) {
   const auto& cfg = p.config();
   auto snd_ctx = std::make_shared<SenderContext>();
   for (unsigned i = 0; i < num_fds; i++) {
@@ -91,7 +91,8 @@ unsigned group(Proc& p, Shared& sh, unsigned num_fds, Fd& ready_out, Fd& wakefd)
     ctx->in_fds[1] = fds[1];
     ctx->ready_out = ready_out;
     ctx->wakefd = wakefd;
-    p.fork("sched-messaging", [ctx](Proc& c) { return receiver(c, ctx); }, sh.params.thread_mode);
+    kernel::Program recv = [ctx](Proc& c) { return receiver(c, ctx); };
+    co_await p.fork("sched-messaging", recv, sh.params.thread_mode);
     snd_ctx->out_fds[i] = fds[1];
   }
   // Now we have all the fds, fork the senders.
@@ -99,9 +100,9 @@ unsigned group(Proc& p, Shared& sh, unsigned num_fds, Fd& ready_out, Fd& wakefd)
   snd_ctx->ready_out = ready_out;
   snd_ctx->wakefd = wakefd;
   snd_ctx->loops = sh.params.loops;
-  for (unsigned i = 0; i < num_fds; i++)
-    p.fork("sched-messaging", [snd_ctx](Proc& c) { return sender(c, snd_ctx); }, sh.params.thread_mode);
-  return num_fds * 2;
+  kernel::Program send = [snd_ctx](Proc& c) { return sender(c, snd_ctx); };
+  for (unsigned i = 0; i < num_fds; i++) co_await p.fork("sched-messaging", send, sh.params.thread_mode);
+  co_return num_fds * 2;
 }
 
 Co<void> bench_sched_messaging(Proc& p, std::shared_ptr<Shared> sh) {
@@ -109,8 +110,10 @@ Co<void> bench_sched_messaging(Proc& p, std::shared_ptr<Shared> sh) {
   fdpair(p.config(), sh->params.use_pipes, readyfds);
   fdpair(p.config(), sh->params.use_pipes, wakefds);
   unsigned total_children = 0;
-  for (int64_t i = 0; i < sh->params.num_groups; i++)
-    total_children += group(p, *sh, NUM_FDS, readyfds[1], wakefds[0]);
+  for (int64_t i = 0; i < sh->params.num_groups; i++) {
+    const unsigned children = co_await group(p, *sh, NUM_FDS, readyfds[1], wakefds[0]);
+    total_children += children;
+  }
   // Wait for everyone to be ready.
   for (unsigned i = 0; i < total_children; i++) {
     int64_t got = 0;

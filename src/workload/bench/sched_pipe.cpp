@@ -62,12 +62,15 @@ Co<void> bench_sched_pipe(Proc& p, std::shared_ptr<Shared> sh) {
   ThreadData* t0 = &sh->threads[0];
   ThreadData* t1 = &sh->threads[1];
   if (sh->threaded) {
-    p.fork("sched-pipe", [t0](Proc& c) { return worker_thread(c, t0); }, true);
-    p.fork("sched-pipe", [t1](Proc& c) { return worker_thread(c, t1); }, true);
+    kernel::Program w0 = [t0](Proc& c) { return worker_thread(c, t0); };
+    kernel::Program w1 = [t1](Proc& c) { return worker_thread(c, t1); };
+    co_await p.fork("sched-pipe", w0, true);
+    co_await p.fork("sched-pipe", w1, true);
     co_await p.wait_child();
     co_await p.wait_child();
   } else {
-    p.fork("sched-pipe", [t0](Proc& c) { return worker_thread(c, t0); }, false);
+    kernel::Program w0 = [t0](Proc& c) { return worker_thread(c, t0); };
+    co_await p.fork("sched-pipe", w0, false);
     co_await worker_thread(p, t1);
     co_await p.wait_child();
   }
@@ -153,7 +156,7 @@ Instances::Instances(const std::string& name, const std::vector<std::string>& ar
 namespace {
 // The launcher: `for i in 1..N: perf bench ... &` then `wait`.
 kernel::Co<void> launcher(Proc& p, std::vector<kernel::Program> programs) {
-  for (auto& prog : programs) p.fork("perf", prog, false);
+  for (auto& prog : programs) co_await p.fork("perf", prog, false);
   for (size_t i = 0; i < programs.size(); ++i) co_await p.wait_child();
 }
 }  // namespace
