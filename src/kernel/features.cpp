@@ -25,6 +25,9 @@ const std::vector<FeatureInfo>& feature_catalog() {
       {"WAKE_IDLE_CPU", "cfs",
        "Josef Bacik, May 2015: when select_idle_sibling() returns a busy CPU, fall through to "
        "find_idlest_group()/find_idlest_cpu() over the whole machine (not merged)"},
+      {"WAKE_IDLE_CPU_LITERAL", "cfs",
+       "the same patch read literally: the fall-through only reaches the domains 4.0's loop collected, those "
+       "with SD_BALANCE_WAKE below the affine domain (none unless sched_domain_balance_wake=1)"},
       {"WAKE_WIDE_V2", "cfs",
        "Mike Galbraith, \"sched/fair: Beef up wake_wide()\" (63b0e9edceec, v4.3): symmetric "
        "wake_wide() in select_task_rq_fair(), wide wakeups skip wake_affine()"},
@@ -47,6 +50,8 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
       {"pipe_buffers", "pages", "pipe capacity in pages (16 since 2.6.11; 1 page on 2.4)"},
       {"unix_sndbuf", "bytes", "AF_UNIX sk_sndbuf (wmem_default)"},
       {"unix_skb_truesize_100", "bytes", "skb truesize charged for a 100-byte AF_UNIX write"},
+      {"sched_domain_balance_wake", "bool",
+       "set SD_BALANCE_WAKE in every sched domain, as writing /proc/sys/kernel/sched_domain/cpu*/domain*/flags does"},
   };
   return s;
 }
@@ -69,7 +74,9 @@ std::map<std::string, int64_t> cfs_sysctls() {
           // net/core/sock.c: SK_WMEM_MAX = SKB_TRUESIZE(256) * 256 = 212992 on x86_64.
           {"unix_sndbuf", 212992},
           // __alloc_skb: kmalloc-512 for 128+320 B, truesize = SKB_TRUESIZE(192) = 768.
-          {"unix_skb_truesize_100", 768}};
+          {"unix_skb_truesize_100", 768},
+          // sd_init(): SD_BALANCE_WAKE is off by default since 2.6.32 (182a85f8a119).
+          {"sched_domain_balance_wake", 0}};
 }
 std::map<std::string, bool> all_features_off() {
   std::map<std::string, bool> m;

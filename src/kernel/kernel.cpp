@@ -97,6 +97,9 @@ Kernel::Kernel(hw::Machine& machine, KernelConfig config, uint64_t seed)
     }
   }
   nr_idle_ = machine.nr_cpus();
+  if (config_.sysctl("sched_domain_balance_wake"))
+    for (int c = 0; c < machine.nr_cpus(); ++c)
+      for (auto& sd : domains_.of(c)) sd.flags |= SD_BALANCE_WAKE;
   policy_ = config_.preset().policy == PolicyKind::Cfs ? make_cfs(*this) : make_linux24(*this);
   machine_.set_rate_listener([this](int c) {
     if (!cpu(c).armed) return;

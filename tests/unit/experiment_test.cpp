@@ -161,3 +161,32 @@ TEST(RunOnce, PlacementsReadEachOtherRunqueueAtMostOnce) {
   // Placements: every wakeup, plus the forks of 80 tasks (fork balancing).
   EXPECT_LE(reads, 7 * (o.stats.wakeups + 80));
 }
+
+// Josef's patch read literally only reaches domains with SD_BALANCE_WAKE,
+// and 4.0 sets it on none: on stock domains the run is the baseline's, event
+// for event. With the flag set it takes slow paths.
+TEST(RunOnce, LiteralWakeIdleCpuNeedsBalanceWakeDomains) {
+  auto messaging = [](const std::string& features, std::vector<std::string> sysctls) {
+    experiment::RunSpec s;
+    s.machine = "2s2c2t";
+    s.bench = "messaging";
+    s.bench_args = {"-g", "2", "-l", "50"};
+    s.features = features;
+    s.sysctls = std::move(sysctls);
+    return experiment::run_once(s);
+  };
+  auto slow_paths = [](const experiment::RunOutcome& o) {
+    for (const auto& [k, v] : o.stats.policy)
+      if (k == "wake_idle_cpu_slow_paths") return v;
+    return int64_t{-1};
+  };
+  const auto base = messaging("", {});
+  const auto literal = messaging("WAKE_IDLE_CPU_LITERAL", {});
+  EXPECT_EQ(literal.output.text, base.output.text);
+  EXPECT_EQ(literal.stats.context_switches, base.stats.context_switches);
+  EXPECT_EQ(literal.stats.migrations, base.stats.migrations);
+  EXPECT_EQ(literal.stats.run_delay_avg_us, base.stats.run_delay_avg_us);
+  EXPECT_EQ(slow_paths(literal), 0);
+  const auto flagged = messaging("WAKE_IDLE_CPU_LITERAL", {"sched_domain_balance_wake=1"});
+  EXPECT_GT(slow_paths(flagged), 0);
+}

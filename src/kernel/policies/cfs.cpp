@@ -201,7 +201,8 @@ class Cfs final : public SchedClass {
   std::vector<std::pair<std::string, int64_t>> stats() const override {
     std::vector<std::pair<std::string, int64_t>> v = {{"active_balances", active_balances_},
                                                       {"nohz_kicks", nohz_kicks_}};
-    if (feat("WAKE_IDLE_CPU")) v.emplace_back("wake_idle_cpu_slow_paths", wake_idle_fallthroughs_);
+    if (feat("WAKE_IDLE_CPU") || feat("WAKE_IDLE_CPU_LITERAL"))
+      v.emplace_back("wake_idle_cpu_slow_paths", wake_idle_fallthroughs_);
     v.emplace_back("placement_rq_reads", placement_scans_);
     return v;
   }
@@ -960,6 +961,12 @@ int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_f
     // affine domain was found, otherwise the find_idlest path below.
     if (version() >= 400 || affine_sd) {
       new_cpu = select_idle_sibling(p, prev_cpu);
+      if (feat("WAKE_IDLE_CPU_LITERAL") && !core_.idle_cpu(new_cpu)) {
+        // The patch as its diff reads: `if (idle_cpu(new_cpu)) goto unlock;`
+        // and on into `while (sd)`, with sd as the loop above left it.
+        if (sd_level >= 0) ++wake_idle_fallthroughs_;
+        return find_idlest_path(p, cpu, sd_level, sd_flag, new_cpu);
+      }
       if (!feat("WAKE_IDLE_CPU") || core_.idle_cpu(new_cpu)) return new_cpu;
       // Josef Bacik's patch: "SD_BALANCE_WAKE's job is to find us an idle
       // cpu, not guarantee affinity" -- the sibling is busy, so fall through
