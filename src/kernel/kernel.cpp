@@ -695,11 +695,16 @@ void Kernel::note_wake_affine(bool affine) {
 RunResult Kernel::run(int64_t time_limit_ns, uint64_t event_limit) {
   RunResult r;
   if (!booted_) {
-    // Every CPU starts in its idle loop; tell observers so that traces show it.
+    // Every CPU starts in its idle loop, entered at boot as any idle entry:
+    // the governor picks its state and the CPU joins nohz.idle_cpus_mask, so
+    // a CPU that never ran a task is still found by NOHZ idle balancing.
     booted_ = true;
-    for (int c = 0; c < nr_cpus(); ++c)
-      if (cpu(c).idle)
-        for (auto* o : observers_) o->on_idle(now_ns(), c, cpu(c).idle_state);
+    for (int c = 0; c < nr_cpus(); ++c) {
+      if (!cpu(c).idle) continue;
+      cpu(c).idle_state = choose_idle_state(c);
+      policy_->cpu_went_idle(c);
+      for (auto* o : observers_) o->on_idle(now_ns(), c, cpu(c).idle_state);
+    }
   }
   events_.run(sim::Time(time_limit_ns), event_limit);
   if (live_tasks_ > 0) {
