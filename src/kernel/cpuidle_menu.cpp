@@ -128,7 +128,9 @@ int MenuGovernor::select(uint32_t next_timer_us, unsigned long nr_iowaiters, uns
     last_state_idx_ = i;
   }
   // -1 sends cpuidle_idle_call() to the default arch idle, x86 default_idle()
-  // (HLT), without cpuidle_reflect(): no update follows.
+  // (HLT), without cpuidle_reflect(): no update follows. HLT is the first
+  // non-polling state; a table with no such state (none is committed) falls
+  // back to state 0.
   if (last_state_idx_ < 0) return state_start_ < static_cast<int>(states_.size()) ? state_start_ : 0;
   needs_update_ = true;  // cpuidle_reflect() once the state is left
   return last_state_idx_;

@@ -82,11 +82,13 @@ Kernel::Kernel(hw::Machine& machine, KernelConfig config, uint64_t seed)
       domains_(machine.topo(), config_.preset().version),
       jitter_rng_(seed, "cost-jitter"),
       tick_rng_(seed, "tick-phase"),
-      policy_rng_(seed, "policy") {
+      policy_rng_(seed, "policy"),
+      watchdog_rng_(seed, "watchdog-phase") {
   cpus_.resize(static_cast<size_t>(machine.nr_cpus()));
   for (auto& c : cpus_) {
     // Each CPU's local timer fires at its own phase within the tick period.
     c.tick_offset = static_cast<int64_t>(tick_rng_.below(static_cast<uint64_t>(config_.tick_ns())));
+    c.watchdog_offset = static_cast<int64_t>(watchdog_rng_.below(static_cast<uint64_t>(WATCHDOG_PERIOD_NS)));
     // 2.4 has no cpuidle: default_idle() halts (see enter_idle()).
     if (config_.preset().version >= 300) {
       std::vector<MenuGovernor::State> states;
@@ -439,25 +441,30 @@ void Kernel::enter_idle(int c) {
   ++k.tick_gen;
   machine_.set_executing(c, false);
   k.idle_since = k.idle_acct_since = now_ns();
-  k.idle_state = choose_idle_state(c);
+  // Something may have been queued meanwhile (e.g. during a balance pass):
+  // cpu_idle_loop() sees need_resched and never calls the governor.
+  const bool work_queued = !k.wake_list.empty() || policy_->nr_running(c) > 0;
+  k.idle_state = work_queued ? 0 : choose_idle_state(c);
+  k.governor_chose = !work_queued && k.menu;
   const int chosen = k.idle_state;
   for (auto* o : observers_) o->on_idle(now_ns(), c, chosen);
   policy_->cpu_went_idle(c);
-  // Something may have been queued meanwhile (e.g. during a balance pass).
-  if (!k.wake_list.empty() || policy_->nr_running(c) > 0) send_ipi(c);
+  if (work_queued) send_ipi(c);
 }
 
 // cpu_idle_loop(): with cpuidle, cpuidle_idle_call() asks the menu governor
 // (drivers/cpuidle/governors/menu.c); 2.4's cpu_idle() calls default_idle(),
 // which halts: the first state that does not poll (HLT/C1).
 //
-// tick_nohz_get_sleep_length() is the time to the next timer event. The
-// simulator has no timers but the tick, so the reading chosen is the time to
-// this CPU's next tick: the 4.0 idle loop keeps the tick when the next timer
-// is within a jiffy or rcu_needs_cpu() (callbacks pending, the usual case on
-// a CPU that was just switching tasks). A stopped tick with a far timer would
-// make the menu's next-timer predictor long and push it to deep states
-// unless the repeating-interval detector overrides it.
+// tick_nohz_get_sleep_length() is the time to the next timer event once
+// tick_nohz_idle_enter() has stopped the tick (NO_HZ idle, as modelled). The
+// simulator has no timers besides the tick, so the reading chosen is the one
+// per-CPU timer every 4.0 (and 3.10) system has: the softlockup watchdog's
+// hrtimer, every get_softlockup_thresh() * NSEC_PER_SEC / 5 = 2 * 10 / 5 =
+// 4 s (kernel/watchdog.c, watchdog_thresh = 10), at a per-CPU phase. Other
+// timers would only make the sleep shorter. With a far timer, menu's
+// next-timer predictor decays towards a few ms and the repeating-interval
+// detector and the load-based latency limit decide, as on a real idle CPU.
 int Kernel::choose_idle_state(int c) {
   Cpu& k = cpu(c);
   const auto& states = machine_.profile().idle_states;
@@ -466,9 +473,9 @@ int Kernel::choose_idle_state(int c) {
       if (!states[i].polling) return static_cast<int>(i);
     return 0;
   }
-  const int64_t period = config_.tick_ns();
-  const int64_t since_tick = ((now_ns() - k.tick_offset) % period + period) % period;
-  const auto next_timer_us = static_cast<uint32_t>((period - since_tick) / 1000);
+  const int64_t since = ((now_ns() - k.watchdog_offset) % WATCHDOG_PERIOD_NS + WATCHDOG_PERIOD_NS) %
+                        WATCHDOG_PERIOD_NS;
+  const auto next_timer_us = static_cast<uint32_t>((WATCHDOG_PERIOD_NS - since) / 1000);
   return k.menu->select(next_timer_us, 0, policy_->cpu_load0(c));
 }
 
@@ -481,7 +488,8 @@ void Kernel::exit_idle(int c) {
   busy_placement_.idle_after_samples += k.placements_pending;
   k.placements_pending = k.placements_ts_sum = 0;
   // cpuidle_enter_state(): dev->last_residency, exit latency included.
-  if (k.menu) k.menu->reflect(static_cast<uint32_t>(std::min<int64_t>(idled / 1000, INT32_MAX)));
+  if (k.governor_chose) k.menu->reflect(static_cast<uint32_t>(std::min<int64_t>(idled / 1000, INT32_MAX)));
+  k.governor_chose = false;
   update_wasted();
   --nr_idle_;
   k.idle = false;
@@ -700,10 +708,15 @@ RunResult Kernel::run(int64_t time_limit_ns, uint64_t event_limit) {
     // a CPU that never ran a task is still found by NOHZ idle balancing.
     booted_ = true;
     for (int c = 0; c < nr_cpus(); ++c) {
-      if (!cpu(c).idle) continue;
-      cpu(c).idle_state = choose_idle_state(c);
-      policy_->cpu_went_idle(c);
-      for (auto* o : observers_) o->on_idle(now_ns(), c, cpu(c).idle_state);
+      Cpu& k = cpu(c);
+      if (!k.idle) continue;
+      // A CPU that spawn() already handed a task leaves idle at once.
+      if (!k.ipi_pending && k.wake_list.empty() && policy_->nr_running(c) == 0) {
+        k.idle_state = choose_idle_state(c);
+        k.governor_chose = k.menu.has_value();
+        policy_->cpu_went_idle(c);
+      }
+      for (auto* o : observers_) o->on_idle(now_ns(), c, k.idle_state);
     }
   }
   events_.run(sim::Time(time_limit_ns), event_limit);

@@ -112,6 +112,8 @@ struct CpuAccounting {
 
 class Kernel final : public SchedCore {
  public:
+  // kernel/watchdog.c: the softlockup watchdog hrtimer period (4 s).
+  static constexpr int64_t WATCHDOG_PERIOD_NS = 4'000'000'000;
   Kernel(hw::Machine& machine, KernelConfig config, uint64_t seed);
   ~Kernel() override;
   Kernel(const Kernel&) = delete;
@@ -197,11 +199,13 @@ class Kernel final : public SchedCore {
     std::vector<Task*> wake_list;
     int idle_state = 0;
     std::optional<MenuGovernor> menu;  // cpuidle governor (CFS kernels)
+    bool governor_chose = false;       // this idle period's state came from menu
     int64_t idle_since = 0;
     int64_t idle_acct_since = 0;  // idle time accounted up to here
     uint64_t tick_gen = 0;
     bool tick_on = false;
     int64_t tick_offset = 0;
+    int64_t watchdog_offset = 0;  // phase of this CPU's softlockup watchdog hrtimer
     int64_t lock_free_at = 0;
     int64_t bytes_touched = 0;  // working sets of the tasks run here, summed
     CpuAccounting acct;
@@ -242,7 +246,7 @@ class Kernel final : public SchedCore {
   uint64_t seed_;
   SchedDomains domains_;
   sim::EventQueue events_;
-  sim::Rng jitter_rng_, tick_rng_, policy_rng_;
+  sim::Rng jitter_rng_, tick_rng_, policy_rng_, watchdog_rng_;
   std::unique_ptr<SchedClass> policy_;
   std::vector<Cpu> cpus_;
   std::vector<std::unique_ptr<Task>> tasks_;

@@ -29,6 +29,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
 #include "hw/machine.hpp"
 #include "kernel/kernel.hpp"
@@ -203,6 +204,7 @@ class Cfs final : public SchedClass {
                                                       {"nohz_kicks", nohz_kicks_}};
     if (feat("WAKE_IDLE_CPU") || feat("WAKE_IDLE_CPU_LITERAL"))
       v.emplace_back("wake_idle_cpu_slow_paths", wake_idle_fallthroughs_);
+    v.emplace_back("placements", placements_);
     v.emplace_back("placement_rq_reads", placement_scans_);
     return v;
   }
@@ -338,6 +340,7 @@ class Cfs final : public SchedClass {
   int64_t placement_scan_ns_ = 0;  // runqueue reads of the select_task_rq() in progress
   hw::CpuMask placement_read_;     // the runqueues it has read (now in cache)
   int64_t placement_scans_ = 0;    // runqueues read by placements, for stats()
+  int64_t placements_ = 0;         // select_task_rq() calls, for stats()
   int64_t last_balance_cost_ = 0;
 };
 
@@ -345,6 +348,8 @@ Cfs::Cfs(SchedCore& core) : core_(core) {
   const int n = core.nr_cpus();
   rqs_.resize(static_cast<size_t>(n));
   migration_cost_ = core.config().sysctl("sched_migration_cost_ns");
+  if (core.config().feat("WAKE_IDLE_CPU") && core.config().feat("WAKE_IDLE_CPU_LITERAL"))
+    throw std::invalid_argument("WAKE_IDLE_CPU and WAKE_IDLE_CPU_LITERAL are two readings of one patch: pick one");
   for (int c = 0; c < n; ++c) {
     Rq& r = rq(c);
     r.avg_idle = 2 * migration_cost_;  // sched_init()
@@ -924,6 +929,7 @@ void Cfs::read_rq(int cpu) {
 int Cfs::select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags) {
   placement_scan_ns_ = 0;
   placement_read_ = hw::CpuMask{};
+  ++placements_;
   const int cpu = select_task_rq_fair(p, prev_cpu, sd_flag, wake_flags);
   if (placement_scan_ns_ > 0) core_.charge(core_.this_cpu(), placement_scan_ns_);
   return cpu;

@@ -179,9 +179,13 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
     // larger writes scale with their size.
     const int64_t truesize = sk.truesize_100 + std::max<int64_t>(0, size - 100);
     sk.wmem_alloc += truesize;
-    // alloc_skb(GFP_KERNEL) may sleep: a voluntary preemption point before
-    // the work; none follows until the return to user mode.
-    co_await p.sys_after_might_sleep(c.unix_send_base + copy_cost(p, p.cpu(), size));
+    // alloc_skb(GFP_KERNEL) may sleep: with CONFIG_PREEMPT_VOLUNTARY a
+    // preemption point before the work (2.4 has none); none follows until
+    // the return to user mode.
+    if (sk.linux24)
+      co_await p.sys(c.unix_send_base + copy_cost(p, p.cpu(), size));
+    else
+      co_await p.sys_after_might_sleep(c.unix_send_base + copy_cost(p, p.cpu(), size));
     other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk});
     // other->sk_data_ready(): sock_def_readable()
     co_await p.wake_up(other.sleep, 1, wake_flags_for(!sk.linux24));
