@@ -11,15 +11,18 @@
 // task_hot, nr_balance_failed, active balance), newly-idle balancing
 // (idle_balance with its era's avg_idle gate and max_newidle_lb_cost) and
 // NOHZ idle load balancing by a kicked idle CPU. Load is PELT's
-// runnable_load_avg as in 4.0 (3.10: the instantaneous rq weight).
+// runnable_load_avg as in 4.0 (3.10: the instantaneous rq weight). Seed 000
+// adds two readings of Josef Bacik's unmerged WAKE_IDLE_CPU patch and Mike
+// Galbraith's merged wake_wide() rework (WAKE_WIDE_V2). A placement pays for
+// the other CPUs' runqueues it reads.
 //
 // Where it falls short: no cgroups (task_h_load == load_avg_contrib), no RT
 // class, no NUMA balancing, no blocked-load accounting (only runnable load
 // feeds decisions, as in 4.0's weighted_cpuload), no rt_avg capacity
 // scaling, CPU capacity is static (smt_gain/2 for SMT threads). Active
 // balance moves a queued task but not the preempted current one. Time spent
-// in balancing is charged from the cost model (per CPU scanned), not
-// measured. SD_SERIALIZE never contends: a balance pass is instantaneous
+// in balancing and placement is charged from the cost model (per CPU
+// scanned), not measured. SD_SERIALIZE never contends: a balance pass is instantaneous
 // in simulated time and its cost is charged afterwards. The affinity-induced
 // group_imbalanced state (LBF_SOME_PINNED -> sgc->imbalance) is not tracked,
 // so pinned workloads balance as if unpinned groups were balanced.
