@@ -128,15 +128,20 @@ int cmd_features(const std::string& kname) {
 
 int cmd_bench(int argc, char** argv) {
   // schedlab perf bench sched <name> [schedlab options] [benchmark options]
-  if (argc < 5 || std::string(argv[2]) != "bench" || std::string(argv[3]) != "sched")
+  // schedlab schbench [schedlab options] [benchmark options]
+  const bool schbench = std::string(argv[1]) == "schbench";
+  if (!schbench && (argc < 5 || std::string(argv[2]) != "bench" || std::string(argv[3]) != "sched"))
     return fail("usage: schedlab perf bench sched <messaging|pipe> [options]");
-  const std::string bench = argv[4];
-  CLI::App app{"schedlab perf bench sched " + bench};
+  const std::string bench = schbench ? "schbench" : argv[4];
+  const int first_option = schbench ? 2 : 5;
+  CLI::App app{schbench ? "schedlab schbench" : "schedlab perf bench sched " + bench};
   app.allow_extras();
   app.footer(
       "Benchmark options are the real tool's:\n"
       "  messaging: -g/--group N (10)  -l/--nr_loops N (100)  -p/--pipe  -t/--thread\n"
-      "  pipe:      -l/--loop N (1000000)  -T/--threaded");
+      "  pipe:      -l/--loop N (1000000)  -T/--threaded\n"
+      "  schbench:  -m/--message-threads N (2)  -t/--threads N (16)  -r/--runtime S (30)\n"
+      "             -s/--sleeptime US (30000)  -c/--cputime US (30000)");
   experiment::RunSpec spec;
   spec.bench = bench;
   bool json = false, quiet = false, no_check = false;
@@ -151,7 +156,7 @@ int cmd_bench(int argc, char** argv) {
   app.add_flag("--json", json, "machine-readable output (docs/json.md)");
   app.add_flag("--quiet", quiet, "no scheduler statistics");
   app.add_flag("--no-check", no_check, "skip the invariant checker");
-  if (auto rc = parse(app, argc, argv, 5)) return *rc;
+  if (auto rc = parse(app, argc, argv, first_option)) return *rc;
   spec.bench_args = app.remaining();
   spec.check_invariants = !no_check;
   experiment::RunOutcome out;
@@ -173,7 +178,7 @@ int cmd_bench(int argc, char** argv) {
   }
   if (json) {
     nlohmann::json j;
-    j["benchmark"] = "sched/" + bench;
+    j["benchmark"] = schbench ? bench : "sched/" + bench;
     j["args"] = out.command;
     j["machine"] = out.machine_name;
     j["kernel"] = out.kernel_name;
@@ -217,6 +222,7 @@ void usage() {
   std::cout << "schedlab: a deterministic simulator of Linux SMP CPU scheduling\n\n"
                "  schedlab perf bench sched messaging [-g N] [-l N] [-p] [-t] [options]\n"
                "  schedlab perf bench sched pipe [-l N] [-T] [options]\n"
+               "  schedlab schbench [-m N] [-t N] [-r S] [-s US] [-c US] [options]\n"
                "      options: --machine M --kernel K --features A,NO_B --sysctl k=v --seed N\n"
                "               --json --quiet --trace FILE --instances N\n"
                "  schedlab run experiments/<name>.toml [--json] [--jobs N]\n"
@@ -239,7 +245,7 @@ int main(int argc, char** argv) {
       usage();
       return 0;
     }
-    if (cmd == "perf") return cmd_bench(argc, argv);
+    if (cmd == "perf" || cmd == "schbench") return cmd_bench(argc, argv);
     if (cmd == "run") return cmd_run(argc, argv);
     if (cmd == "machines") return cmd_machines();
     if (cmd == "topology" || cmd == "features" || cmd == "costs") {

@@ -20,6 +20,25 @@ void Proc::Primitive::await_suspend(std::coroutine_handle<> h) const noexcept {
   proc->task_->pending = action;
 }
 
+Proc::Primitive Proc::spin_until(int64_t wall_ns) {
+  Pending work{Pending::Work, std::max<int64_t>(0, wall_ns - now()), WorkKind::User};
+  work.until_ns = wall_ns;
+  return {this, work};
+}
+
+// kernel/time/hrtimer.c (v4.0) hrtimer_nanosleep() -> do_nanosleep(): arm
+// the sleeper's hrtimer with the task's slack, then schedule() until its
+// hrtimer_wakeup() runs. The timer goes on this CPU: switch_hrtimer_base()
+// keeps it local because the CPU is busy (get_nohz_timer_target()).
+Co<void> Proc::nanosleep(int64_t ns) {
+  co_await syscall(costs().syscall_entry);
+  task_->state = TaskState::Interruptible;
+  task_->wchan = "hrtimer_nanosleep";
+  const int64_t expires = now() + std::max<int64_t>(0, ns);
+  kernel_.start_hrtimer(cpu(), expires, expires + Kernel::TIMER_SLACK_NS, task_);
+  co_await block();
+}
+
 Co<void> Proc::wait_event(WaitQueue& wq, std::function<bool()> cond, const char* wchan, bool exclusive) {
   // prepare_to_wait(); if (!cond) schedule(); finish_wait() — the check and
   // the sleep are atomic here because the simulation is single-threaded.
@@ -207,7 +226,15 @@ void Kernel::sync(int c) {
   consume(k.kern_left, k.acct.kernel_ns);
   if (k.curr && k.curr->pending.kind == Pending::Work) {
     auto& bucket = k.curr->pending.work_kind == WorkKind::User ? k.acct.user_ns : k.acct.kernel_ns;
-    consume(k.curr->pending.work_left, bucket);
+    if (k.curr->pending.until_ns >= 0) {
+      // A wall-clock spin: its remaining work is wall time, whatever the rate.
+      const int64_t used = std::min(wall, k.curr->pending.work_left);
+      bucket += used;
+      k.curr->pending.work_left -= used;
+      wall -= used;
+    } else {
+      consume(k.curr->pending.work_left, bucket);
+    }
   }
   if (wall > 0) k.acct.kernel_ns += wall;  // rounding residue
 }
@@ -215,14 +242,17 @@ void Kernel::sync(int c) {
 void Kernel::arm(int c) {
   Cpu& k = cpu(c);
   int64_t total = k.spin_left + k.kern_left;
-  if (k.curr && k.curr->pending.kind == Pending::Work) total += k.curr->pending.work_left;
+  int64_t wall_spin = 0;
+  if (k.curr && k.curr->pending.kind == Pending::Work) {
+    (k.curr->pending.until_ns >= 0 ? wall_spin : total) += k.curr->pending.work_left;
+  }
   k.rate = machine_.rate_permille(c);
   k.seg_start = now_ns();
   k.armed = true;
   const uint64_t gen = ++k.gen;
   machine_.set_executing(c, true);
   if (!k.tick_on) start_tick(c);
-  const int64_t dur = (total * 1000 + k.rate - 1) / k.rate;
+  const int64_t dur = (total * 1000 + k.rate - 1) / k.rate + wall_spin;
   events_.schedule(sim::Time(now_ns() + dur), sim::Phase::Hardware,
                    [this, c, gen] { segment_done(c, gen); });
 }
@@ -399,6 +429,10 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
   if (next != prev) k.bytes_touched += next->working_set_bytes;
   next->processor = c;
   policy_->set_curr_task(c, next);
+  // A wall-clock spin went on while the task waited: only what is left of
+  // it now remains (the switch overhead above delays it further).
+  if (next->pending.kind == Pending::Work && next->pending.until_ns >= 0)
+    next->pending.work_left = std::max<int64_t>(0, next->pending.until_ns - now_ns());
   if (next->pending.kind == Pending::Work && next->pending.work_left > 0) {
     arm(c);
   } else {
@@ -475,7 +509,10 @@ int Kernel::choose_idle_state(int c) {
   }
   const int64_t since = ((now_ns() - k.watchdog_offset) % WATCHDOG_PERIOD_NS + WATCHDOG_PERIOD_NS) %
                         WATCHDOG_PERIOD_NS;
-  const auto next_timer_us = static_cast<uint32_t>((WATCHDOG_PERIOD_NS - since) / 1000);
+  int64_t next_timer_ns = WATCHDOG_PERIOD_NS - since;
+  // hrtimer_get_next_event(): the earliest programmed (hard) expiry.
+  for (const auto& t : k.hrtimers) next_timer_ns = std::min(next_timer_ns, std::max<int64_t>(0, t.hard_ns - now_ns()));
+  const auto next_timer_us = static_cast<uint32_t>(next_timer_ns / 1000);
   return k.menu->select(next_timer_us, 0, policy_->cpu_load0(c));
 }
 
@@ -530,6 +567,7 @@ void Kernel::tick(int c, uint64_t gen) {
   sync(c);
   k.armed = false;
   k.kern_left += jitter(machine_.costs().tick_handler);
+  run_hrtimers(c);  // the tick is an hrtimer: due sleepers run with it
   if (k.curr) policy_->task_tick(c, k.curr);
   policy_->trigger_load_balance(c);
   events_.schedule(sim::Time(now_ns() + config_.tick_ns()), sim::Phase::Timer,
@@ -592,6 +630,11 @@ void Kernel::handle_ipi(int c) {
     k.balance_kick = false;
     policy_->nohz_idle_balance(c);
   }
+  irq_exit(c, was_armed);
+}
+
+void Kernel::irq_exit(int c, bool was_armed) {
+  Cpu& k = cpu(c);
   if (k.curr) {
     if (k.need_resched && preemptible_now(k.curr)) return schedule(c, true);
     return arm(c);
@@ -603,6 +646,59 @@ void Kernel::handle_ipi(int c) {
   if (next) return finish_switch(c, nullptr, next);
   if (k.spin_left + k.kern_left > 0) return arm(c);
   enter_idle(c);
+}
+
+// ---- hrtimers ----
+
+void Kernel::start_hrtimer(int c, int64_t soft_ns, int64_t hard_ns, Task* p) {
+  const uint64_t id = ++next_hrtimer_id_;
+  cpu(c).hrtimers.push_back({soft_ns, hard_ns, p, id});
+  events_.schedule(sim::Time(hard_ns), sim::Phase::Timer, [this, c, id] { hrtimer_fires(c, id); });
+}
+
+// The clock event device fires for a timer still queued. An idle CPU first
+// leaves its C-state: the interrupt is handled after the state's exit
+// latency, as for an IPI.
+void Kernel::hrtimer_fires(int c, uint64_t id) {
+  Cpu& k = cpu(c);
+  const bool queued = std::any_of(k.hrtimers.begin(), k.hrtimers.end(),
+                                  [id](const Cpu::HrTimer& t) { return t.id == id; });
+  if (!queued) return;
+  const int64_t latency =
+      k.idle ? machine_.profile().idle_states[static_cast<size_t>(k.idle_state)].exit_latency_ns : 0;
+  events_.schedule(sim::Time(now_ns() + latency), sim::Phase::Interrupt, [this, c] { hrtimer_interrupt(c); });
+}
+
+// hrtimer_interrupt(): the local APIC timer interrupt, costed as the tick's
+// handler (the same interrupt; no separate figure is sourced).
+void Kernel::hrtimer_interrupt(int c) {
+  Cpu& k = cpu(c);
+  this_cpu_ = c;
+  if (k.idle) exit_idle(c);
+  sync(c);
+  const bool was_armed = k.armed;
+  k.armed = false;
+  k.kern_left += jitter(machine_.costs().tick_handler);
+  run_hrtimers(c);
+  irq_exit(c, was_armed);
+}
+
+// __hrtimer_run_queues(): every timer whose soft expiry has passed runs;
+// for a sleeper that is hrtimer_wakeup() -> wake_up_process().
+void Kernel::run_hrtimers(int c) {
+  Cpu& k = cpu(c);
+  std::vector<Cpu::HrTimer> due;
+  auto keep = std::stable_partition(k.hrtimers.begin(), k.hrtimers.end(),
+                                    [t = now_ns()](const Cpu::HrTimer& h) { return h.soft_ns > t; });
+  due.assign(keep, k.hrtimers.end());
+  k.hrtimers.erase(keep, k.hrtimers.end());
+  std::sort(due.begin(), due.end(), [](const auto& a, const auto& b) {
+    return a.hard_ns != b.hard_ns ? a.hard_ns < b.hard_ns : a.id < b.id;
+  });
+  for (const auto& t : due) {
+    this_cpu_ = c;
+    try_to_wake_up(t.task, 0);
+  }
 }
 
 void Kernel::kick_idle_balance(int c) {

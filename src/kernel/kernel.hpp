@@ -72,6 +72,9 @@ class Proc {
   Primitive sys_after_might_sleep(int64_t ns) {
     return {this, {Pending::Work, jittered(ns), WorkKind::Kernel, true, true}};
   }
+  // Spin in user mode until the wall clock reads `wall_ns` (a busy loop
+  // around gettimeofday(), which the vDSO serves without a system call).
+  Primitive spin_until(int64_t wall_ns);
   // schedule() with the task already TASK_INTERRUPTIBLE on a wait queue.
   Primitive block() { return {this, {Pending::Block, 0, WorkKind::Kernel}}; }
   Primitive yield() { return {this, {Pending::Yield, 0, WorkKind::Kernel}}; }
@@ -91,6 +94,9 @@ class Proc {
   Co<Task*> fork(const char* comm, Program& program, bool thread);
   // wait4(-1): reap one exited child, sleeping until there is one.
   Co<Task*> wait_child();
+  // nanosleep()/usleep(): sleep on an hrtimer (kernel/time/hrtimer.c
+  // hrtimer_nanosleep()) armed on this CPU with the task's timer slack.
+  Co<void> nanosleep(int64_t ns);
 
  private:
   int64_t jittered(int64_t ns);
@@ -114,6 +120,9 @@ class Kernel final : public SchedCore {
  public:
   // kernel/watchdog.c: the softlockup watchdog hrtimer period (4 s).
   static constexpr int64_t WATCHDOG_PERIOD_NS = 4'000'000'000;
+  // include/linux/init_task.h: .timer_slack_ns = 50000, inherited by every
+  // task that does not change it with prctl(PR_SET_TIMERSLACK).
+  static constexpr int64_t TIMER_SLACK_NS = 50'000;
   Kernel(hw::Machine& machine, KernelConfig config, uint64_t seed);
   ~Kernel() override;
   Kernel(const Kernel&) = delete;
@@ -125,6 +134,11 @@ class Kernel final : public SchedCore {
   // Run until every task has exited, a deadlock, or a limit.
   RunResult run(int64_t time_limit_ns, uint64_t event_limit);
 
+  // An hrtimer that wakes `p`, queued on CPU `c`: it may run from any timer
+  // interrupt at or after `soft_ns` and is programmed to fire at `hard_ns`
+  // (hrtimer_set_expires_range_ns(); __hrtimer_run_queues() runs every
+  // timer whose soft expiry has passed).
+  void start_hrtimer(int c, int64_t soft_ns, int64_t hard_ns, Task* p);
   // Wait queues (kernel/sched/wait.c).
   void wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags);
   int try_to_wake_up(Task* p, int wake_flags);
@@ -212,6 +226,12 @@ class Kernel final : public SchedCore {
     // Busy placements that saw this CPU idle: count and sum of their times.
     int64_t placements_pending = 0;
     int64_t placements_ts_sum = 0;
+    struct HrTimer {
+      int64_t soft_ns, hard_ns;
+      Task* task;
+      uint64_t id;
+    };
+    std::vector<HrTimer> hrtimers;  // queued on this CPU, unordered
   };
   Cpu& cpu(int c) { return cpus_[static_cast<size_t>(c)]; }
   [[nodiscard]] const Cpu& cpu(int c) const { return cpus_[static_cast<size_t>(c)]; }
@@ -234,6 +254,12 @@ class Kernel final : public SchedCore {
   void exit_idle(int c);
   void send_ipi(int target);
   void handle_ipi(int c);
+  void hrtimer_fires(int c, uint64_t id);
+  void hrtimer_interrupt(int c);
+  // Run every hrtimer of CPU c whose soft expiry has passed (from an interrupt).
+  void run_hrtimers(int c);
+  // Return from an interrupt on CPU c: preempt, resume or pick.
+  void irq_exit(int c, bool was_armed);
   void start_tick(int c);
   void tick(int c, uint64_t gen);
   [[nodiscard]] bool preemptible_now(const Task* t) const;
@@ -265,6 +291,7 @@ class Kernel final : public SchedCore {
   int64_t wasted_since_ = 0;
   int64_t wasted_ns_ = 0;
   int nr_kicked_idle_ = 0;  // idle CPUs with a wakeup IPI in flight
+  uint64_t next_hrtimer_id_ = 0;
   BusyPlacement busy_placement_;
   friend WaitQueue& child_wait(Kernel& k, Task* t);
 };

@@ -31,6 +31,10 @@ struct Pending {
   // cond_resched() of CONFIG_PREEMPT_VOLUNTARY. Elsewhere in the kernel a
   // pending need_resched waits.
   bool resched_point = false;
+  // >= 0: user work that ends at this wall time whatever the CPU's speed or
+  // the time spent preempted, as a loop polling gettimeofday() does
+  // (schbench's usec_spin()). work_left then holds the wall time still to go.
+  int64_t until_ns = -1;
 };
 
 // nice -> load weight, kernel/sched/core.c prio_to_weight[] (2.6.23 .. 4.x).

@@ -91,6 +91,17 @@ TEST(Cli, SchedPipeOnTwoFourPrintsPerfFormat) {
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n +\d+\.\d{6} usecs/op\n +\d+ ops/sec\n)")));
 }
 
+TEST(Cli, SchbenchPrintsItsLatencyPercentiles) {
+  auto r = run("schbench -m 1 -t 4 -r 1 --machine haswell-2s8c2t --kernel linux-4.0 --quiet");
+  EXPECT_EQ(r.code, 0) << r.err;
+  expect_file("schbench_haswell", r.out);
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(^Latency percentiles \(usec\)\n\t50\.0th: \d+\n(\t\*?\d+\.\dth: \d+\n){6}\tmin=0, max=\d+\n$)")));
+  auto bad = run("schbench -p 4096 --machine haswell-2s8c2t");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("schbench: unknown option '-p'"), std::string::npos) << bad.err;
+}
+
 TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
   auto r = run("perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --kernel linux-4.0");
   EXPECT_EQ(r.code, 0) << r.err;

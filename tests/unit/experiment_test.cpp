@@ -27,6 +27,9 @@ TEST(Command, ParsesPerfBenchLines) {
   EXPECT_EQ(b, "messaging");
   EXPECT_EQ(a, (std::vector<std::string>{"-g", "4", "-l", "10", "-p"}));
   EXPECT_THROW(experiment::parse_command("hackbench 10", b, a), std::invalid_argument);
+  experiment::parse_command("schbench -m 2 -t 20", b, a);
+  EXPECT_EQ(b, "schbench");
+  EXPECT_EQ(a, (std::vector<std::string>{"-m", "2", "-t", "20"}));
 }
 
 TEST(Experiment, LoadsAndValidatesFiles) {

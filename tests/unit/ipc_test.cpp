@@ -70,3 +70,40 @@ TEST(SpinResource, WaitersQueueBehindTheHolder) {
   EXPECT_EQ(m.acquire(120, 10), 30);
   EXPECT_EQ(m.acquire(500, 10), 0);
 }
+
+// ---- futexes ----
+namespace {
+Co<void> futex_waiter(Proc& p, workload::Futex* f, int* result, int* woken) {
+  *result = co_await workload::futex_wait(p, *f, 0);
+  ++*woken;
+}
+Co<void> futex_waker(Proc& p, workload::Futex* f, int nr) {
+  co_await p.user(1000000);  // let every waiter queue first
+  co_await workload::futex_wake(p, *f, nr);
+}
+}  // namespace
+
+TEST(Futex, WaitReturnsEagainWhenTheWordNoLongerHoldsTheValue) {
+  TinySim s("1s1c1t", "linux-4.0");
+  workload::Futex f;
+  f.value = 1;
+  int result = 0, woken = 0;
+  s.k.spawn("waiter", [&](Proc& p) { return futex_waiter(p, &f, &result, &woken); }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(result, workload::FUTEX_EAGAIN);
+}
+
+TEST(Futex, WakeWakesAtMostNrWaiters) {
+  TinySim s("1s2c1t", "linux-4.0");
+  workload::Futex f;
+  int results[3] = {7, 7, 7}, woken = 0;
+  for (int i = 0; i < 3; ++i)
+    s.k.spawn("waiter" + std::to_string(i), [&, i](Proc& p) { return futex_waiter(p, &f, &results[i], &woken); },
+              i % 2);
+  s.k.spawn("waker", [&](Proc& p) { return futex_waker(p, &f, 2); }, 1);
+  auto r = s.run();
+  // The third waiter is never woken.
+  EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Deadlock);
+  EXPECT_EQ(woken, 2);
+  EXPECT_EQ(f.waiters.waiters.size(), 1u);
+}

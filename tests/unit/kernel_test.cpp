@@ -170,3 +170,74 @@ TEST(Kernel, ForkBalancingSpreadsChildrenToIdleCpus) {
     if (t->comm == "child") cpus.insert(t->processor);
   EXPECT_GE(cpus.size(), 3u);
 }
+
+// ---- hrtimer sleeps and wall-clock spins ----
+namespace {
+Co<void> nap(Proc& p, int64_t ns, int64_t* asked, int64_t* back) {
+  *asked = p.now();
+  co_await p.nanosleep(ns);
+  *back = p.now();
+}
+// Sleep on a timer with a wide slack window, as start_hrtimer() allows.
+Co<void> slack_sleep(Proc& p, int64_t soft, int64_t hard, int64_t* back) {
+  p.task()->state = kernel::TaskState::Interruptible;
+  p.kernel().start_hrtimer(p.cpu(), p.now() + soft, p.now() + hard, p.task());
+  co_await p.block();
+  *back = p.now();
+}
+Co<void> spinner(Proc& p, int64_t until, int64_t* back) {
+  co_await p.spin_until(until);
+  *back = p.now();
+}
+}  // namespace
+
+TEST(Timer, NanosleepOnAnIdleCpuWakesAtTheHardExpiryPlusTheExitLatency) {
+  TinySim s("1s1c1t", "linux-4.0");
+  int64_t asked = 0, back = 0;
+  s.k.spawn("napper", [&](Proc& p) { return nap(p, 1000000, &asked, &back); }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  // Expiry = the call's return from its syscall entry + 1 ms; it fires at
+  // the hard expiry (+50 us slack), then the CPU leaves its C-state.
+  const int64_t slept = back - asked;
+  EXPECT_GE(slept, 1000000 + kernel::Kernel::TIMER_SLACK_NS);
+  EXPECT_LE(slept, 1000000 + kernel::Kernel::TIMER_SLACK_NS + 200000);
+}
+
+TEST(Timer, TheTickRunsATimerOnceItsSoftExpiryHasPassed) {
+  TinySim s("1s1c1t", "linux-4.0");
+  int64_t back = 0;
+  // A hog keeps CPU 0 busy, so its tick runs every 1 ms (HZ=1000) and
+  // serves the timer long before the 20 ms hard expiry.
+  s.k.spawn("hog", [](Proc& p) { return hog(p, 30000000, 100000); }, 0);
+  s.k.spawn("sleeper", [&](Proc& p) { return slack_sleep(p, 2000000, 20000000, &back); }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_GE(back, 2000000);
+  EXPECT_LT(back, 3000000 + 1000000);  // next tick, plus waiting out the hog's turn
+}
+
+TEST(Spin, SpinUntilEndsOnTheWallClockWhenAnSmtSiblingSlowsIt) {
+  TinySim s("1s1c2t", "linux-4.0");
+  int64_t back = 0;
+  s.k.spawn("hog", [](Proc& p) { return hog(p, 20000000, 100000); }, 1);
+  s.k.spawn("spin", [&](Proc& p) { return spinner(p, 10000000, &back); }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  EXPECT_GE(back, 10000000);
+  EXPECT_LE(back, 10000000 + 100000);
+}
+
+TEST(Spin, SpinUntilLosesTheTimeItSpentPreempted) {
+  TinySim s("1s1c1t", "linux-4.0");
+  int64_t back = 0;
+  s.k.spawn("spin", [&](Proc& p) { return spinner(p, 10000000, &back); }, 0);
+  s.k.spawn("hog", [](Proc& p) { return hog(p, 20000000, 100000); }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  // The spinner shares the CPU with the hog: it stops the first time it
+  // runs after the deadline (within one 3 ms slice of two tasks), although
+  // it got far less than the 10 ms of CPU a plain 10 ms loop would need.
+  EXPECT_GE(back, 10000000);
+  EXPECT_LT(back, 13500000);
+  EXPECT_LT(s.task("spin")->se.sum_exec_runtime, 8000000);
+}

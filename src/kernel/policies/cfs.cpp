@@ -207,6 +207,7 @@ class Cfs final : public SchedClass {
                                                       {"nohz_kicks", nohz_kicks_}};
     if (feat("WAKE_IDLE_CPU") || feat("WAKE_IDLE_CPU_LITERAL"))
       v.emplace_back("wake_idle_cpu_slow_paths", wake_idle_fallthroughs_);
+      v.emplace_back("wake_idle_cpu_slow_path_busy", wake_idle_busy_results_);
     v.emplace_back("placements", placements_);
     v.emplace_back("placement_rq_reads", placement_scans_);
     return v;
@@ -302,6 +303,7 @@ class Cfs final : public SchedClass {
   int find_idlest_group(const SchedDomain& sd, Task* p, int this_cpu, uint32_t sd_flag);
   int find_idlest_cpu(const SchedGroup& group, Task* p, int this_cpu);
   int find_idlest_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu);
+  int wake_idle_slow_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu);
   int select_task_rq_v43(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags);
   bool wake_wide_v43(Task* p) const;
 
@@ -339,7 +341,7 @@ class Cfs final : public SchedClass {
   uint64_t latency_, min_gran_, wakeup_gran_;
   unsigned nr_latency_ = 8;
   int64_t migration_cost_;
-  int64_t active_balances_ = 0, nohz_kicks_ = 0, wake_idle_fallthroughs_ = 0;
+  int64_t active_balances_ = 0, nohz_kicks_ = 0, wake_idle_fallthroughs_ = 0, wake_idle_busy_results_ = 0;
   int64_t placement_scan_ns_ = 0;  // runqueue reads of the select_task_rq() in progress
   hw::CpuMask placement_read_;     // the runqueues it has read (now in cache)
   int64_t placement_scans_ = 0;    // runqueues read by placements, for stats()
@@ -973,8 +975,9 @@ int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_f
       if (feat("WAKE_IDLE_CPU_LITERAL") && !core_.idle_cpu(new_cpu)) {
         // The patch as its diff reads: `if (idle_cpu(new_cpu)) goto unlock;`
         // and on into `while (sd)`, with sd as the loop above left it.
-        if (sd_level >= 0) ++wake_idle_fallthroughs_;
-        return find_idlest_path(p, cpu, sd_level, sd_flag, new_cpu);
+        if (sd_level < 0) return new_cpu;
+        ++wake_idle_fallthroughs_;
+        return wake_idle_slow_path(p, cpu, sd_level, sd_flag, new_cpu);
       }
       if (!feat("WAKE_IDLE_CPU") || core_.idle_cpu(new_cpu)) return new_cpu;
       // Josef Bacik's patch: "SD_BALANCE_WAKE's job is to find us an idle
@@ -986,11 +989,23 @@ int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_f
       for (size_t l = 0; l < chain.size(); ++l)
         if (chain[l].flags & SD_LOAD_BALANCE) sd_level = static_cast<int>(l);
       ++wake_idle_fallthroughs_;
+      return wake_idle_slow_path(p, cpu, sd_level, sd_flag, new_cpu);
     } else {
       new_cpu = prev_cpu;
     }
   }
   return find_idlest_path(p, cpu, sd_level, sd_flag, new_cpu);
+}
+
+// The patch's fall-through. find_idlest_group()/find_idlest_cpu() judge a
+// CPU by weighted_cpuload() and idle_cpu(): a CPU with a wakeup still on its
+// wake_list (TTWU_QUEUE, across LLCs) or just chosen for one earlier in the
+// same batch is not idle yet carries no load, so the search can pick it
+// again. Counted, because that is where the patch stacks wakees.
+int Cfs::wake_idle_slow_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu) {
+  const int chosen = find_idlest_path(p, this_cpu, sd_level, sd_flag, new_cpu);
+  if (!core_.idle_cpu(chosen)) ++wake_idle_busy_results_;
+  return chosen;
 }
 
 // The slow path of select_task_rq_fair(): descend from the highest domain
@@ -1070,6 +1085,7 @@ int Cfs::select_task_rq_v43(Task* p, int prev_cpu, uint32_t sd_flag, int wake_fl
       for (size_t l = 0; l < chain.size(); ++l)
         if (chain[l].flags & SD_LOAD_BALANCE) sd_level = static_cast<int>(l);
       ++wake_idle_fallthroughs_;
+      return wake_idle_slow_path(p, cpu, sd_level, sd_flag, new_cpu);
     }
   }
   return find_idlest_path(p, cpu, sd_level, sd_flag, new_cpu);

@@ -32,11 +32,12 @@ class BenchRun {
   virtual kernel::Program program(std::function<void()> on_start) = 0;
   [[nodiscard]] virtual BenchOutput finish() const = 0;
   [[nodiscard]] virtual std::string name() const = 0;     // "sched/messaging"
+  [[nodiscard]] virtual std::string comm() const { return "perf"; }  // the process name
   [[nodiscard]] virtual std::string command() const = 0;  // normalized args
 };
 
-// name: "messaging" or "pipe" (perf bench sched ...). args: the tool's own
-// options, e.g. {"-g", "10", "-l", "100"}. Throws std::invalid_argument on
+// name: "messaging" or "pipe" (perf bench sched ...), or "schbench". args:
+// the tool's own options, e.g. {"-g", "10", "-l", "100"}. Throws std::invalid_argument on
 // unknown options or absurd values.
 std::unique_ptr<BenchRun> make_bench(const std::string& name, const std::vector<std::string>& args);
 

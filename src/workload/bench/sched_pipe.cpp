@@ -135,14 +135,16 @@ std::unique_ptr<BenchRun> make_sched_pipe(const std::vector<std::string>& args) 
 }
 
 std::unique_ptr<BenchRun> make_messaging(const std::vector<std::string>& args);
+std::unique_ptr<BenchRun> make_schbench(const std::vector<std::string>& args);
 
 std::unique_ptr<BenchRun> make_bench(const std::string& name, const std::vector<std::string>& args) {
   if (name == "messaging") return make_messaging(args);
   if (name == "pipe") return make_sched_pipe(args);
-  throw std::invalid_argument("unknown benchmark 'sched " + name + "' (known: messaging, pipe)");
+  if (name == "schbench") return make_schbench(args);
+  throw std::invalid_argument("unknown benchmark '" + name + "' (known: sched messaging, sched pipe, schbench)");
 }
 
-std::vector<std::string> bench_names() { return {"messaging", "pipe"}; }
+std::vector<std::string> bench_names() { return {"messaging", "pipe", "schbench"}; }
 
 }  // namespace workload
 
@@ -155,8 +157,8 @@ Instances::Instances(const std::string& name, const std::vector<std::string>& ar
 
 namespace {
 // The launcher: `for i in 1..N: perf bench ... &` then `wait`.
-kernel::Co<void> launcher(Proc& p, std::vector<kernel::Program> programs) {
-  for (auto& prog : programs) co_await p.fork("perf", prog, false);
+kernel::Co<void> launcher(Proc& p, std::vector<kernel::Program> programs, std::string comm) {
+  for (auto& prog : programs) co_await p.fork(comm.c_str(), prog, false);
   for (size_t i = 0; i < programs.size(); ++i) co_await p.wait_child();
 }
 }  // namespace
@@ -168,12 +170,13 @@ void Instances::start(kernel::Kernel& k, std::function<void()> on_start) {
     *once = nullptr;
   };
   if (runs_.size() == 1) {
-    k.spawn("perf", runs_[0]->program(first), 0);
+    k.spawn(runs_[0]->comm(), runs_[0]->program(first), 0);
     return;
   }
   std::vector<kernel::Program> programs;
   for (auto& r : runs_) programs.push_back(r->program(first));
-  k.spawn("sh", [programs](Proc& p) { return launcher(p, programs); }, 0);
+  const std::string comm = runs_.front()->comm();
+  k.spawn("sh", [programs, comm](Proc& p) { return launcher(p, programs, comm); }, 0);
 }
 
 BenchOutput Instances::finish() const {

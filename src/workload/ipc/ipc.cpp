@@ -291,4 +291,27 @@ Co<void> sys_poll_in(Proc& p, Fd& fd) {
   }
 }
 
+// --------------------------------------------------------------- futexes --
+// kernel/futex.c (v4.0). The private futex key, the hash and the bucket
+// spinlock are not costed beyond the system call itself: no sourced figure.
+
+// futex_wait() -> futex_wait_setup() reads the word under the bucket lock
+// and queues the task (futex_wait_queue_me()) before it sleeps; the check
+// and the queueing are one step here, so no wakeup can fall between them.
+Co<int> futex_wait(Proc& p, Futex& f, int val) {
+  co_await p.syscall(p.costs().syscall_entry);
+  if (f.value != val) co_return FUTEX_EAGAIN;
+  bool woken = false;
+  co_await p.wait_event(f.waiters, [&woken] { return std::exchange(woken, true); }, "futex_wait_queue_me",
+                        true);
+  co_return 0;
+}
+
+// futex_wake(): wake_futex() -> wake_up_state() for up to nr queued waiters,
+// under the bucket lock (wake_q batching came only in 4.2).
+Co<void> futex_wake(Proc& p, Futex& f, int nr) {
+  co_await p.syscall(p.costs().syscall_entry);
+  co_await p.wake_up(f.waiters, nr, 0);
+}
+
 }  // namespace workload

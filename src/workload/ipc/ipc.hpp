@@ -1,4 +1,4 @@
-// Pipes and AF_UNIX stream sockets, modelled on fs/pipe.c and
+// Pipes, AF_UNIX stream sockets and futexes, modelled on fs/pipe.c and
 // net/unix/af_unix.c of the preset's era (4.0: 16 page buffers with small
 // writes merged into the last page, sync wakeups; 2.4: one 4 KiB page,
 // sync wakeups only just before the caller sleeps). See docs/design.md.
@@ -69,6 +69,20 @@ struct Fd {
   std::shared_ptr<UnixSock> sock;
   std::shared_ptr<UnixSock> peer;  // keeps the other end alive
 };
+
+// A futex word in user memory and its hash-bucket queue (kernel/futex.c).
+// User space changes `value` with atomics, which are instantaneous here.
+struct Futex {
+  int value = 0;
+  WaitQueue waiters;
+};
+constexpr int FUTEX_EAGAIN = -11;  // -EWOULDBLOCK
+// futex(uaddr, FUTEX_WAIT_PRIVATE, val): sleep until woken if the word still
+// holds val; returns 0 when woken, FUTEX_EAGAIN when it did not.
+Co<int> futex_wait(Proc& p, Futex& f, int val);
+// futex(uaddr, FUTEX_WAKE_PRIVATE, nr): wake up to nr waiters (not a sync
+// wakeup: the waker goes on running).
+Co<void> futex_wake(Proc& p, Futex& f, int nr);
 
 // pipe(2) and socketpair(AF_UNIX, SOCK_STREAM) following the kernel config.
 void make_pipe(const kernel::KernelConfig& cfg, Fd fds[2]);
