@@ -142,3 +142,56 @@ TEST(Golden, Seed000WakeIdleCpuFindsTheIdleSocket) {
   if (::testing::Test::IsSkipped()) return;
   EXPECT_TRUE(cpu == 2 || cpu == 3) << "woken onto cpu " << cpu;
 }
+
+namespace {
+Co<void> waking_exiter(Proc& p, kernel::WaitQueue* wq, bool* flag) {
+  co_await p.user(100000);
+  *flag = true;
+  co_await p.wake_up(*wq, 1, 0);  // every (non-exclusive) sleeper
+}
+Co<void> late_blocker(Proc& p, kernel::WaitQueue* wq, bool* flag) {
+  co_await p.user(20000);  // sleeps after the others: woken last
+  co_await blocker(p, wq, flag);
+}
+
+// Where WAKE_IDLE_CPU's fall-through goes wrong (2s2c1t: CPUs 0-1 socket 0,
+// 2-3 socket 1). The waker on CPU 0 wakes three sleepers at once and exits;
+// a hog keeps CPU 1 busy. s1 and s2 go back to their idle CPUs 2 and 3,
+// queued there (TTWU_QUEUE) until those leave their C-state. s3 last ran on
+// CPU 0: select_idle_sibling() leaves it on the waker's CPU, which frees
+// within microseconds. With WAKE_IDLE_CPU the slow path ranks socket 1
+// idlest by weighted_cpuload() (its queued wakeups carry no load yet) and
+// puts s3 behind one of them, while CPU 0 goes idle. Returns s3's CPU.
+int batch_wakeup(const char* features, const char* golden) {
+  TinySim s("2s2c1t", "linux-4.0", 1, features);
+  obs::FtraceWriter trace(4);
+  s.k.add_observer(&trace);
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("s1", [&](Proc& p) { return blocker(p, &wq, &flag); }, 2);
+  s.k.spawn("s2", [&](Proc& p) { return blocker(p, &wq, &flag); }, 3);
+  s.k.spawn("s3", [&](Proc& p) { return late_blocker(p, &wq, &flag); }, 0);
+  s.k.spawn("hog1", [](Proc& p) { return hog(p, 500000, 100000); }, 1);
+  // Once every sleeper sleeps, the waker starts on CPU 0.
+  s.k.events().schedule(sim::Time(50000), sim::Phase::Control, [&] {
+    s.k.spawn("waker", [&](Proc& p) { return waking_exiter(p, &wq, &flag); }, 0);
+  });
+  check_golden(golden, s, trace);
+  const std::string t = trace.text();
+  const auto at = t.find("sched_waking: comm=s3");
+  if (at == std::string::npos) return -1;
+  return std::stoi(t.substr(t.find("target_cpu=", at) + 11, 3));
+}
+}  // namespace
+
+TEST(Golden, Seed000BatchBaselineLeavesTheWakeeOnTheWakersCpu) {
+  const int cpu = batch_wakeup("", "seed000_batch_baseline");
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(cpu, 0);
+}
+
+TEST(Golden, Seed000BatchWakeIdleCpuStacksOnAQueuedWakeup) {
+  const int cpu = batch_wakeup("WAKE_IDLE_CPU", "seed000_batch_wake_idle_cpu");
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_TRUE(cpu == 2 || cpu == 3) << "woken onto cpu " << cpu;
+}
