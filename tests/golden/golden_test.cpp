@@ -41,6 +41,14 @@ void check_golden(const std::string& name, TinySim& s, obs::FtraceWriter& trace)
   EXPECT_EQ(text, want.str()) << "event log of scenario " << name << " changed";
 }
 
+// The target_cpu of the first trace line containing `event`, or -1.
+int target_cpu_of(const obs::FtraceWriter& trace, const std::string& event) {
+  const std::string t = trace.text();
+  const auto at = t.find(event);
+  if (at == std::string::npos) return -1;
+  return std::stoi(t.substr(t.find("target_cpu=", at) + 11, 3));
+}
+
 Co<void> pinger(Proc& p, workload::Fd* in, workload::Fd* out, int rounds, bool first) {
   for (int i = 0; i < rounds; ++i) {
     if (first) co_await workload::sys_write(p, *out, 4);
@@ -124,10 +132,7 @@ int seed000_wakeup(const char* features, const char* golden) {
     s.k.spawn("hog1", [](Proc& p) { return hog(p, 500000, 100000); }, 1);
   });
   check_golden(golden, s, trace);
-  const std::string t = trace.text();
-  const auto at = t.find("sched_wakeup: comm=sleeper");
-  if (at == std::string::npos) return -1;
-  return std::stoi(t.substr(t.find("target_cpu=", at) + 11, 3));
+  return target_cpu_of(trace, "sched_wakeup: comm=sleeper");
 }
 }  // namespace
 
@@ -177,10 +182,7 @@ int batch_wakeup(const char* features, const char* golden) {
     s.k.spawn("waker", [&](Proc& p) { return waking_exiter(p, &wq, &flag); }, 0);
   });
   check_golden(golden, s, trace);
-  const std::string t = trace.text();
-  const auto at = t.find("sched_waking: comm=s3");
-  if (at == std::string::npos) return -1;
-  return std::stoi(t.substr(t.find("target_cpu=", at) + 11, 3));
+  return target_cpu_of(trace, "sched_waking: comm=s3");
 }
 }  // namespace
 
