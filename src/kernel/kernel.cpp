@@ -183,7 +183,9 @@ Task* Kernel::spawn(const std::string& comm, Program program, int c) {
 
 bool Kernel::idle_cpu(int c) const {
   const Cpu& k = cpu(c);
-  return k.idle && policy_->nr_running(c) == 0 && k.wake_list.empty();
+  // An interrupt taken from idle still runs on the idle task (rq->curr ==
+  // rq->idle), so placements made by its handler see an idle CPU.
+  return (k.idle || k.irq_from_idle) && policy_->nr_running(c) == 0 && k.wake_list.empty();
 }
 
 int64_t Kernel::idle_exit_latency(int c) const {
@@ -242,17 +244,23 @@ void Kernel::sync(int c) {
 void Kernel::arm(int c) {
   Cpu& k = cpu(c);
   int64_t total = k.spin_left + k.kern_left;
-  int64_t wall_spin = 0;
-  if (k.curr && k.curr->pending.kind == Pending::Work) {
-    (k.curr->pending.until_ns >= 0 ? wall_spin : total) += k.curr->pending.work_left;
-  }
+  Pending* spin = k.curr && k.curr->pending.kind == Pending::Work && k.curr->pending.until_ns >= 0
+                      ? &k.curr->pending
+                      : nullptr;
+  if (k.curr && k.curr->pending.kind == Pending::Work && !spin) total += k.curr->pending.work_left;
   k.rate = machine_.rate_permille(c);
   k.seg_start = now_ns();
   k.armed = true;
   const uint64_t gen = ++k.gen;
   machine_.set_executing(c, true);
   if (!k.tick_on) start_tick(c);
-  const int64_t dur = (total * 1000 + k.rate - 1) / k.rate + wall_spin;
+  int64_t dur = (total * 1000 + k.rate - 1) / k.rate;
+  if (spin) {
+    // The kernel work first (an interrupt's handler, a switch) delays the
+    // loop but not its deadline: it ends at max(deadline, that work's end).
+    spin->work_left = std::max<int64_t>(0, spin->until_ns - now_ns() - dur);
+    dur += spin->work_left;
+  }
   events_.schedule(sim::Time(now_ns() + dur), sim::Phase::Hardware,
                    [this, c, gen] { segment_done(c, gen); });
 }
@@ -430,7 +438,7 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
   next->processor = c;
   policy_->set_curr_task(c, next);
   // A wall-clock spin went on while the task waited: only what is left of
-  // it now remains (the switch overhead above delays it further).
+  // it now remains (arm() takes the switch overhead out of it).
   if (next->pending.kind == Pending::Work && next->pending.until_ns >= 0)
     next->pending.work_left = std::max<int64_t>(0, next->pending.until_ns - now_ns());
   if (next->pending.kind == Pending::Work && next->pending.work_left > 0) {
@@ -510,7 +518,8 @@ int Kernel::choose_idle_state(int c) {
   const int64_t since = ((now_ns() - k.watchdog_offset) % WATCHDOG_PERIOD_NS + WATCHDOG_PERIOD_NS) %
                         WATCHDOG_PERIOD_NS;
   int64_t next_timer_ns = WATCHDOG_PERIOD_NS - since;
-  // hrtimer_get_next_event(): the earliest programmed (hard) expiry.
+  // tick_nohz_get_sleep_length(): up to the CPU's next clock event, the
+  // earliest programmed (hard) expiry of its hrtimers.
   for (const auto& t : k.hrtimers) next_timer_ns = std::min(next_timer_ns, std::max<int64_t>(0, t.hard_ns - now_ns()));
   const auto next_timer_us = static_cast<uint32_t>(next_timer_ns / 1000);
   return k.menu->select(next_timer_us, 0, policy_->cpu_load0(c));
@@ -528,6 +537,12 @@ void Kernel::exit_idle(int c) {
   if (k.governor_chose) k.menu->reflect(static_cast<uint32_t>(std::min<int64_t>(idled / 1000, INT32_MAX)));
   k.governor_chose = false;
   update_wasted();
+  if (k.kicked_while_idle) {
+    // Woken by something else (a timer) while a wakeup IPI is in flight:
+    // the CPU no longer counts as idle-and-being-woken.
+    --nr_kicked_idle_;
+    k.kicked_while_idle = false;
+  }
   --nr_idle_;
   k.idle = false;
   for (auto* o : observers_) o->on_idle(now_ns(), c, -1);
@@ -674,28 +689,32 @@ void Kernel::hrtimer_fires(int c, uint64_t id) {
 void Kernel::hrtimer_interrupt(int c) {
   Cpu& k = cpu(c);
   this_cpu_ = c;
-  if (k.idle) exit_idle(c);
+  const bool from_idle = k.idle;
+  if (from_idle) exit_idle(c);
   sync(c);
   const bool was_armed = k.armed;
   k.armed = false;
   k.kern_left += jitter(machine_.costs().tick_handler);
+  k.irq_from_idle = from_idle;
   run_hrtimers(c);
+  k.irq_from_idle = false;
   irq_exit(c, was_armed);
 }
 
 // __hrtimer_run_queues(): every timer whose soft expiry has passed runs;
 // for a sleeper that is hrtimer_wakeup() -> wake_up_process().
+// The queue is walked in (hard) expiry order and the walk stops at the first
+// timer whose soft expiry is still ahead, as __hrtimer_run_queues() does.
 void Kernel::run_hrtimers(int c) {
   Cpu& k = cpu(c);
-  std::vector<Cpu::HrTimer> due;
-  auto keep = std::stable_partition(k.hrtimers.begin(), k.hrtimers.end(),
-                                    [t = now_ns()](const Cpu::HrTimer& h) { return h.soft_ns > t; });
-  due.assign(keep, k.hrtimers.end());
-  k.hrtimers.erase(keep, k.hrtimers.end());
-  std::sort(due.begin(), due.end(), [](const auto& a, const auto& b) {
+  std::sort(k.hrtimers.begin(), k.hrtimers.end(), [](const auto& a, const auto& b) {
     return a.hard_ns != b.hard_ns ? a.hard_ns < b.hard_ns : a.id < b.id;
   });
-  for (const auto& t : due) {
+  size_t due = 0;
+  while (due < k.hrtimers.size() && k.hrtimers[due].soft_ns <= now_ns()) ++due;
+  const std::vector<Cpu::HrTimer> expired(k.hrtimers.begin(), k.hrtimers.begin() + static_cast<long>(due));
+  k.hrtimers.erase(k.hrtimers.begin(), k.hrtimers.begin() + static_cast<long>(due));
+  for (const auto& t : expired) {
     this_cpu_ = c;
     try_to_wake_up(t.task, 0);
   }

@@ -209,6 +209,7 @@ class Kernel final : public SchedCore {
     bool need_resched = false;
     bool ipi_pending = false;
     bool kicked_while_idle = false;
+    bool irq_from_idle = false;  // handling an interrupt that woke it from idle
     bool balance_kick = false;
     std::vector<Task*> wake_list;
     int idle_state = 0;

@@ -100,6 +100,9 @@ TEST(Cli, SchbenchPrintsItsLatencyPercentiles) {
   auto bad = run("schbench -p 4096 --machine haswell-2s8c2t");
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.err.find("schbench: unknown option '-p'"), std::string::npos) << bad.err;
+  auto old = run("schbench -r 1 --machine p4xeon-4way --kernel linux-2.4.19");
+  EXPECT_NE(old.code, 0);
+  EXPECT_NE(old.err.find("futexes and hrtimers"), std::string::npos) << old.err;
 }
 
 TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {

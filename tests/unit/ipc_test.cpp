@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "../support/sim_fixture.hpp"
 #include "workload/ipc/ipc.hpp"
 
@@ -106,4 +108,7 @@ TEST(Futex, WakeWakesAtMostNrWaiters) {
   EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Deadlock);
   EXPECT_EQ(woken, 2);
   EXPECT_EQ(f.waiters.waiters.size(), 1u);
+  // Two returned 0 (woken); the third never returned.
+  EXPECT_EQ(std::count(std::begin(results), std::end(results), 0), 2);
+  EXPECT_EQ(std::count(std::begin(results), std::end(results), 7), 1);
 }

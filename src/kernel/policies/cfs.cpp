@@ -205,9 +205,10 @@ class Cfs final : public SchedClass {
   std::vector<std::pair<std::string, int64_t>> stats() const override {
     std::vector<std::pair<std::string, int64_t>> v = {{"active_balances", active_balances_},
                                                       {"nohz_kicks", nohz_kicks_}};
-    if (feat("WAKE_IDLE_CPU") || feat("WAKE_IDLE_CPU_LITERAL"))
+    if (feat("WAKE_IDLE_CPU") || feat("WAKE_IDLE_CPU_LITERAL")) {
       v.emplace_back("wake_idle_cpu_slow_paths", wake_idle_fallthroughs_);
       v.emplace_back("wake_idle_cpu_slow_path_busy", wake_idle_busy_results_);
+    }
     v.emplace_back("placements", placements_);
     v.emplace_back("placement_rq_reads", placement_scans_);
     return v;

@@ -196,6 +196,8 @@ Co<void> sleep_for_runtime(Proc& p, Shared& sh) {
 }
 
 Co<void> schbench_main(Proc& p, std::shared_ptr<Shared> sh) {
+  if (p.config().preset().version < 300)
+    throw std::invalid_argument("schbench needs futexes and hrtimers, which the Linux 2.4 presets lack");
   if (sh->on_start) sh->on_start();
   // start our message threads, each one starts its own workers
   for (int64_t i = 0; i < sh->o.message_threads; i++) {
