@@ -208,6 +208,7 @@ class Cfs final : public SchedClass {
     if (feat("WAKE_IDLE_CPU") || feat("WAKE_IDLE_CPU_LITERAL")) {
       v.emplace_back("wake_idle_cpu_slow_paths", wake_idle_fallthroughs_);
       v.emplace_back("wake_idle_cpu_slow_path_busy", wake_idle_busy_results_);
+      v.emplace_back("wake_idle_cpu_slow_path_inflight", wake_idle_inflight_results_);
     }
     v.emplace_back("placements", placements_);
     v.emplace_back("placement_rq_reads", placement_scans_);
@@ -342,7 +343,8 @@ class Cfs final : public SchedClass {
   uint64_t latency_, min_gran_, wakeup_gran_;
   unsigned nr_latency_ = 8;
   int64_t migration_cost_;
-  int64_t active_balances_ = 0, nohz_kicks_ = 0, wake_idle_fallthroughs_ = 0, wake_idle_busy_results_ = 0;
+  int64_t active_balances_ = 0, nohz_kicks_ = 0, wake_idle_fallthroughs_ = 0, wake_idle_busy_results_ = 0,
+          wake_idle_inflight_results_ = 0;
   int64_t placement_scan_ns_ = 0;  // runqueue reads of the select_task_rq() in progress
   hw::CpuMask placement_read_;     // the runqueues it has read (now in cache)
   int64_t placement_scans_ = 0;    // runqueues read by placements, for stats()
@@ -1005,7 +1007,11 @@ int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_f
 // again. Counted, because that is where the patch stacks wakees.
 int Cfs::wake_idle_slow_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu) {
   const int chosen = find_idlest_path(p, this_cpu, sd_level, sd_flag, new_cpu);
-  if (!core_.idle_cpu(chosen)) ++wake_idle_busy_results_;
+  if (!core_.idle_cpu(chosen)) {
+    ++wake_idle_busy_results_;
+    // Nothing running or queued there yet: only a wakeup in flight.
+    if (core_.running_idle_task(chosen) && nr_running(chosen) == 0) ++wake_idle_inflight_results_;
+  }
   return chosen;
 }
 
