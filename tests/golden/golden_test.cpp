@@ -166,8 +166,9 @@ Co<void> late_blocker(Proc& p, kernel::WaitQueue* wq, bool* flag) {
 // CPU 0: select_idle_sibling() leaves it on the waker's CPU, which frees
 // within microseconds. With WAKE_IDLE_CPU the slow path ranks socket 1
 // idlest by weighted_cpuload() (its queued wakeups carry no load yet) and
-// puts s3 behind one of them, while CPU 0 goes idle. Returns s3's CPU.
-int batch_wakeup(const char* features, const char* golden) {
+// puts s3 behind one of them, while CPU 0 goes idle. Returns s3's CPU;
+// `inflight` gets the policy's count of fall-throughs onto a wakeup in flight.
+int batch_wakeup(const char* features, const char* golden, int64_t* inflight) {
   TinySim s("2s2c1t", "linux-4.0", 1, features);
   obs::FtraceWriter trace(4);
   s.k.add_observer(&trace);
@@ -182,18 +183,24 @@ int batch_wakeup(const char* features, const char* golden) {
     s.k.spawn("waker", [&](Proc& p) { return waking_exiter(p, &wq, &flag); }, 0);
   });
   check_golden(golden, s, trace);
+  *inflight = -1;
+  for (const auto& [name, value] : s.k.policy().stats())
+    if (name == "wake_idle_cpu_slow_path_inflight") *inflight = value;
   return target_cpu_of(trace, "sched_waking: comm=s3");
 }
 }  // namespace
 
 TEST(Golden, Seed000BatchBaselineLeavesTheWakeeOnTheWakersCpu) {
-  const int cpu = batch_wakeup("", "seed000_batch_baseline");
+  int64_t inflight = 0;
+  const int cpu = batch_wakeup("", "seed000_batch_baseline", &inflight);
   if (::testing::Test::IsSkipped()) return;
   EXPECT_EQ(cpu, 0);
 }
 
 TEST(Golden, Seed000BatchWakeIdleCpuStacksOnAQueuedWakeup) {
-  const int cpu = batch_wakeup("WAKE_IDLE_CPU", "seed000_batch_wake_idle_cpu");
+  int64_t inflight = 0;
+  const int cpu = batch_wakeup("WAKE_IDLE_CPU", "seed000_batch_wake_idle_cpu", &inflight);
   if (::testing::Test::IsSkipped()) return;
   EXPECT_TRUE(cpu == 2 || cpu == 3) << "woken onto cpu " << cpu;
+  EXPECT_EQ(inflight, 1);  // s3's fall-through chose a CPU with only s1's or s2's wakeup on it
 }
