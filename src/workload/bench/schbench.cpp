@@ -15,6 +15,9 @@
 //
 // Not modelled: -p (pipe mode), -R (requests per second) and -a (auto);
 // the cache footprint of the spin (a pure register loop) is nil.
+// pthread_join() is wait4() on the thread here (glibc waits on the
+// CLEARTID futex), which only changes the shutdown. schbench prints its
+// percentiles to stderr; schedlab prints the tool's output on stdout.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -166,8 +169,9 @@ Co<void> worker_thread(Proc& p, Shared& sh, ThreadData* td) {
 
 // The message thread starts its own gaggle of workers, replies when they
 // post it, and collects their latency stats as they exit.
-Co<void> message_thread(Proc& p, Shared& sh, ThreadData* td, int index) {
-  sim::Rng rand(p.kernel().seed(), "schbench-msg-" + std::to_string(index));  // rand_r(pthread_self())
+Co<void> message_thread(Proc& p, Shared& sh, ThreadData* td) {
+  // rand_r() seeded with pthread_self(): a stream per thread (and instance).
+  sim::Rng rand(p.kernel().seed(), "schbench-msg-" + std::to_string(p.task()->pid));
   for (int64_t i = 0; i < sh.o.worker_threads; i++) {
     td->workers.push_back(std::make_unique<ThreadData>());
     ThreadData* w = td->workers.back().get();
@@ -204,8 +208,7 @@ Co<void> schbench_main(Proc& p, std::shared_ptr<Shared> sh) {
     sh->message_threads.push_back(std::make_unique<ThreadData>());
     ThreadData* td = sh->message_threads.back().get();
     Shared* shp = sh.get();
-    const int index = static_cast<int>(i);
-    kernel::Program msg = [shp, td, index](Proc& c) { return message_thread(c, *shp, td, index); };
+    kernel::Program msg = [shp, td](Proc& c) { return message_thread(c, *shp, td); };
     co_await p.fork("schbench", msg, true);
   }
   co_await sleep_for_runtime(p, *sh);
