@@ -33,7 +33,8 @@ struct Pending {
   bool resched_point = false;
   // >= 0: user work that ends at this wall time whatever the CPU's speed or
   // the time spent preempted, as a loop polling gettimeofday() does
-  // (schbench's usec_spin()). work_left then holds the wall time still to go.
+  // (schbench's usec_spin()); kernel work running at the deadline delays
+  // the end. work_left then holds the wall time still to spin.
   int64_t until_ns = -1;
 };
 
