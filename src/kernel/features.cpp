@@ -28,6 +28,9 @@ const std::vector<FeatureInfo>& feature_catalog() {
       {"WAKE_IDLE_CPU_LITERAL", "cfs",
        "the same patch read literally: the fall-through only reaches the domains 4.0's loop collected, those "
        "with SD_BALANCE_WAKE below the affine domain (none unless sched_domain_balance_wake=1)"},
+      {"SD_WAKE_IDLE", "cfs",
+       "the 2.6.2x wake_idle() forward-ported, as Facebook carried it (seed 000): when select_idle_sibling() "
+       "returns a busy CPU, take the first idle CPU of each domain, nearest first, up to the whole machine"},
       {"WAKE_WIDE_V2", "cfs",
        "Mike Galbraith, \"sched/fair: Beef up wake_wide()\" (63b0e9edceec, v4.3): symmetric "
        "wake_wide() in select_task_rq_fair(), wide wakeups skip wake_affine()"},

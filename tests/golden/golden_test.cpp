@@ -204,3 +204,19 @@ TEST(Golden, Seed000BatchWakeIdleCpuStacksOnAQueuedWakeup) {
   EXPECT_TRUE(cpu == 2 || cpu == 3) << "woken onto cpu " << cpu;
   EXPECT_EQ(inflight, 1);  // s3's fall-through chose a CPU with only s1's or s2's wakeup on it
 }
+
+// Facebook's earlier SD_WAKE_IDLE port looks for an idle CPU by occupancy:
+// in the first scenario it finds socket 1 too, and in the batch it leaves s3
+// on the waker's CPU, since socket 1's CPUs are not idle but hold wakeups.
+TEST(Golden, Seed000SdWakeIdleFindsTheIdleSocket) {
+  const int cpu = seed000_wakeup("SD_WAKE_IDLE", "seed000_sd_wake_idle");
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_TRUE(cpu == 2 || cpu == 3) << "woken onto cpu " << cpu;
+}
+
+TEST(Golden, Seed000BatchSdWakeIdleDoesNotStack) {
+  int64_t inflight = 0;
+  const int cpu = batch_wakeup("SD_WAKE_IDLE", "seed000_batch_sd_wake_idle", &inflight);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(cpu, 0);
+}

@@ -12,8 +12,9 @@
 // (idle_balance with its era's avg_idle gate and max_newidle_lb_cost) and
 // NOHZ idle load balancing by a kicked idle CPU. Load is PELT's
 // runnable_load_avg as in 4.0 (3.10: the instantaneous rq weight). Seed 000
-// adds two readings of Josef Bacik's unmerged WAKE_IDLE_CPU patch and Mike
-// Galbraith's merged wake_wide() rework (WAKE_WIDE_V2). A placement pays for
+// adds two readings of Josef Bacik's unmerged WAKE_IDLE_CPU patch, the
+// 2.6.2x SD_WAKE_IDLE search he compared it with, and Mike Galbraith's
+// merged wake_wide() rework (WAKE_WIDE_V2). A placement pays for
 // the other CPUs' runqueues it reads.
 //
 // Where it falls short: no cgroups (task_h_load == load_avg_contrib), no RT
@@ -210,6 +211,10 @@ class Cfs final : public SchedClass {
       v.emplace_back("wake_idle_cpu_slow_path_busy", wake_idle_busy_results_);
       v.emplace_back("wake_idle_cpu_slow_path_inflight", wake_idle_inflight_results_);
     }
+    if (feat("SD_WAKE_IDLE")) {
+      v.emplace_back("sd_wake_idle_searches", sd_wake_idle_searches_);
+      v.emplace_back("sd_wake_idle_found", sd_wake_idle_found_);
+    }
     v.emplace_back("placements", placements_);
     v.emplace_back("placement_rq_reads", placement_scans_);
     return v;
@@ -306,6 +311,7 @@ class Cfs final : public SchedClass {
   int find_idlest_cpu(const SchedGroup& group, Task* p, int this_cpu);
   int find_idlest_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu);
   int wake_idle_slow_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu);
+  int wake_idle(Task* p, int cpu);
   int select_task_rq_v43(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags);
   bool wake_wide_v43(Task* p) const;
 
@@ -344,7 +350,7 @@ class Cfs final : public SchedClass {
   unsigned nr_latency_ = 8;
   int64_t migration_cost_;
   int64_t active_balances_ = 0, nohz_kicks_ = 0, wake_idle_fallthroughs_ = 0, wake_idle_busy_results_ = 0,
-          wake_idle_inflight_results_ = 0;
+          wake_idle_inflight_results_ = 0, sd_wake_idle_searches_ = 0, sd_wake_idle_found_ = 0;
   int64_t placement_scan_ns_ = 0;  // runqueue reads of the select_task_rq() in progress
   hw::CpuMask placement_read_;     // the runqueues it has read (now in cache)
   int64_t placement_scans_ = 0;    // runqueues read by placements, for stats()
@@ -358,6 +364,9 @@ Cfs::Cfs(SchedCore& core) : core_(core) {
   migration_cost_ = core.config().sysctl("sched_migration_cost_ns");
   if (core.config().feat("WAKE_IDLE_CPU") && core.config().feat("WAKE_IDLE_CPU_LITERAL"))
     throw std::invalid_argument("WAKE_IDLE_CPU and WAKE_IDLE_CPU_LITERAL are two readings of one patch: pick one");
+  if (core.config().feat("SD_WAKE_IDLE") &&
+      (core.config().feat("WAKE_IDLE_CPU") || core.config().feat("WAKE_IDLE_CPU_LITERAL")))
+    throw std::invalid_argument("SD_WAKE_IDLE is what the WAKE_IDLE_CPU patch was compared with: pick one");
   for (int c = 0; c < n; ++c) {
     Rq& r = rq(c);
     r.avg_idle = 2 * migration_cost_;  // sched_init()
@@ -982,6 +991,7 @@ int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_f
         ++wake_idle_fallthroughs_;
         return wake_idle_slow_path(p, cpu, sd_level, sd_flag, new_cpu);
       }
+      if (feat("SD_WAKE_IDLE")) return wake_idle(p, new_cpu);
       if (!feat("WAKE_IDLE_CPU") || core_.idle_cpu(new_cpu)) return new_cpu;
       // Josef Bacik's patch: "SD_BALANCE_WAKE's job is to find us an idle
       // cpu, not guarantee affinity" -- the sibling is busy, so fall through
@@ -1013,6 +1023,34 @@ int Cfs::wake_idle_slow_path(Task* p, int this_cpu, int sd_level, uint32_t sd_fl
     if (core_.running_idle_task(chosen) && nr_running(chosen) == 0) ++wake_idle_inflight_results_;
   }
   return chosen;
+}
+
+// SD_WAKE_IDLE as Facebook carried it forward ("our forward port of
+// SD_WAKE_IDLE", seed 000), after select_idle_sibling(): the wake_idle() of
+// 2.6.24-2.6.31 kernel/sched_fair.c. It takes the first CPU that is idle by
+// idle_cpu() (occupancy, not load) in each domain in turn, nearest first.
+// Which domains the port flagged is not known; the reading chosen is every
+// level, the whole machine, as Josef wanted an idle CPU anywhere (in 2.6.2x
+// x86 set it on the SMT and, in some releases, the MC level only).
+int Cfs::wake_idle(Task* p, int cpu) {
+  // "This cpu is also the best, if it has more than one task already.
+  // Siblings must be also busy (in most cases)..."
+  if (core_.idle_cpu(cpu) || rq(cpu).cfs.nr_running > 1) return cpu;
+  ++sd_wake_idle_searches_;
+  for (const SchedDomain& sd : core_.domains().of(cpu)) {
+    if (!(sd.flags & SD_LOAD_BALANCE)) break;
+    int found = -1;
+    (sd.span & p->cpus_allowed).for_each([&](int i) {
+      if (found >= 0) return;
+      read_rq(i);
+      if (core_.idle_cpu(i)) found = i;
+    });
+    if (found >= 0) {
+      ++sd_wake_idle_found_;
+      return found;
+    }
+  }
+  return cpu;
 }
 
 // The slow path of select_task_rq_fair(): descend from the highest domain
