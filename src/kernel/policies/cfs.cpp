@@ -1030,8 +1030,14 @@ int Cfs::wake_idle_slow_path(Task* p, int this_cpu, int sd_level, uint32_t sd_fl
 // 2.6.24-2.6.31 kernel/sched_fair.c. It takes the first CPU that is idle by
 // idle_cpu() (occupancy, not load) in each domain in turn, nearest first.
 // Which domains the port flagged is not known; the reading chosen is every
-// level, the whole machine, as Josef wanted an idle CPU anywhere (in 2.6.2x
-// x86 set it on the SMT and, in some releases, the MC level only).
+// level, the whole machine, as Josef wanted an idle CPU anywhere. Two more
+// readings of a port to 4.0: idle_cpu() is 4.0's (a CPU with a wakeup on its
+// wake_list is not idle; 2.6's only tested rq->curr == rq->idle), and it
+// runs after every select_idle_sibling(), affine wakeups included (2.6.25-31
+// returned this_cpu after a successful wake_affine() without it). The
+// SD_WAKE_IDLE_FAR/task_hot() branch and the 2.6.29-31 power-savings
+// shortcut are left out: neither applies with every level flagged and
+// sched_mc_power_savings off.
 int Cfs::wake_idle(Task* p, int cpu) {
   // "This cpu is also the best, if it has more than one task already.
   // Siblings must be also busy (in most cases)..."
