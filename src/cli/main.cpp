@@ -62,10 +62,12 @@ int cmd_costs(const std::string& name) {
   for (size_t i = 0; i < params.size(); ++i)
     std::printf("| %s | %lld | %s | %s |\n", params[i].name, static_cast<long long>(values[i]), params[i].unit,
                 prof.cost_sources[i].c_str());
-  std::printf("\n| idle state | exit latency (ns) | target residency (ns) | polling | source |\n|---|---|---|---|---|\n");
+  std::printf("\n| idle state | exit latency (ns) | target residency (ns) | polling | mwait | source |\n"
+              "|---|---|---|---|---|---|\n");
   for (const auto& st : prof.idle_states)
-    std::printf("| %s | %lld | %lld | %s | %s |\n", st.name.c_str(), static_cast<long long>(st.exit_latency_ns),
-                static_cast<long long>(st.target_residency_ns), st.polling ? "yes" : "no", st.source.c_str());
+    std::printf("| %s | %lld | %lld | %s | %s | %s |\n", st.name.c_str(), static_cast<long long>(st.exit_latency_ns),
+                static_cast<long long>(st.target_residency_ns), st.polling ? "yes" : "no", st.mwait ? "yes" : "no",
+                st.source.c_str());
   return 0;
 }
 

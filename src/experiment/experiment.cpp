@@ -257,6 +257,8 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         avg.busy_ns_total = avg_i([](const obs::Summary& x) { return x.busy_ns_total; });
         avg.spin_ns_total = avg_i([](const obs::Summary& x) { return x.spin_ns_total; });
         avg.wasted_ns = avg_i([](const obs::Summary& x) { return x.wasted_ns; });
+        avg.ipis_sent = avg_i([](const obs::Summary& x) { return x.ipis_sent; });
+        avg.idle_wakes_without_ipi = avg_i([](const obs::Summary& x) { return x.idle_wakes_without_ipi; });
         for (auto& [k, v2] : avg.policy)
           v2 = avg_i([&, key = k](const obs::Summary& x) {
             for (const auto& [kk, vv] : x.policy)
@@ -363,6 +365,8 @@ nlohmann::json summary_json(const obs::Summary& s) {
   j["busy_ns_total"] = s.busy_ns_total;
   j["spin_ns_total"] = s.spin_ns_total;
   j["wasted_ns"] = s.wasted_ns;
+  j["ipis_sent"] = s.ipis_sent;
+  j["idle_wakes_without_ipi"] = s.idle_wakes_without_ipi;
   nlohmann::json pol = nlohmann::json::object();
   for (const auto& [k, v] : s.policy) pol[k] = v;
   j["policy"] = pol;

@@ -109,6 +109,7 @@ MachineProfile parse_profile(const fs::path& file) {
       st.exit_latency_ns = (*t)["exit_latency_ns"].value_or(int64_t{0});
       st.target_residency_ns = (*t)["target_residency_ns"].value_or(int64_t{0});
       st.polling = (*t)["polling"].value_or(false);
+      st.mwait = (*t)["mwait"].value_or(false);
       st.source = (*t)["source"].value_or(std::string());
       m.idle_states.push_back(st);
     }

@@ -34,6 +34,10 @@ struct IdleState {
   int64_t exit_latency_ns = 0;
   int64_t target_residency_ns = 0;
   bool polling = false;  // the CPU polls need_resched: no IPI needed, no exit latency
+  // Entered with MONITOR/MWAIT on the idle task's thread flags: a store to
+  // them wakes the CPU (after the exit latency). Whether the kernel lets a
+  // waker rely on that instead of an IPI depends on its version (kernel.cpp).
+  bool mwait = false;
   std::string source;
 };
 

@@ -491,7 +491,7 @@ void Kernel::enter_idle(int c) {
   const int chosen = k.idle_state;
   for (auto* o : observers_) o->on_idle(now_ns(), c, chosen);
   policy_->cpu_went_idle(c);
-  if (work_queued) send_ipi(c);
+  if (work_queued) send_ipi(c, Kick::Resched);
 }
 
 // cpu_idle_loop(): with cpuidle, cpuidle_idle_call() asks the menu governor
@@ -594,13 +594,34 @@ void Kernel::tick(int c, uint64_t gen) {
 // resched_curr(): ask a CPU to reschedule; remote CPUs get an IPI.
 void Kernel::resched_curr(int c) {
   Cpu& k = cpu(c);
-  if (k.idle) return send_ipi(c);
+  if (k.idle) return send_ipi(c, Kick::Resched);
   if (k.need_resched) return;
   k.need_resched = true;
-  if (c != this_cpu_ && k.curr) send_ipi(c);
+  if (c != this_cpu_ && k.curr) send_ipi(c, Kick::Resched);
 }
 
-void Kernel::send_ipi(int target) {
+// A CPU idling in MWAIT has its monitor armed on the idle task's thread flags
+// (mwait_idle_with_hints(), arch/x86/include/asm/mwait.h), and since 3.13 it
+// keeps TIF_POLLING_NRFLAG set while it waits there. A waker that sees the
+// flag only sets TIF_NEED_RESCHED; the store ends the MWAIT, and the idle
+// loop runs sched_ttwu_pending() and schedule() (cpu_idle_loop(),
+// kernel/sched/idle.c, 4.0). resched_curr() does this through
+// set_nr_and_not_polling() (3.13); ttwu_queue_remote() through
+// set_nr_if_polling() only from 3.16 (e3baac47f0e8, "sched/idle: Optimize
+// try-to-wake-up IPI"), before which a queued wakeup always sent the IPI.
+// nohz_balance_kick() always uses smp_send_reschedule(): the balance runs
+// in the IPI's softirq. 3.10.0's intel_idle() did not set the flag, and
+// 2.4 halts (HLT), so there only the POLL state avoids the IPI.
+bool Kernel::wakes_by_store(const Cpu& k, Kick why) const {
+  if (!k.idle || why == Kick::Balance) return false;
+  const auto& st = machine_.profile().idle_states[static_cast<size_t>(k.idle_state)];
+  if (st.polling) return true;
+  if (!st.mwait) return false;
+  const int version = config_.preset().version;
+  return why == Kick::QueuedWakeup ? version >= 316 : version >= 313;
+}
+
+void Kernel::send_ipi(int target, Kick why) {
   Cpu& k = cpu(target);
   if (k.ipi_pending) return;
   k.ipi_pending = true;
@@ -612,12 +633,20 @@ void Kernel::send_ipi(int target) {
   const auto& costs = machine_.costs();
   int64_t latency = 0;
   const auto& st = machine_.profile().idle_states[static_cast<size_t>(k.idle_state)];
-  const bool polling = k.idle && st.polling;
-  if (!polling && target != this_cpu_) {
-    charge(this_cpu_, costs.ipi_send);
-    latency += machine_.topo().distance(this_cpu_, target) == hw::Distance::RemoteNode
-                   ? costs.ipi_latency_remote
-                   : costs.ipi_latency_llc;
+  if (target != this_cpu_) {
+    if (wakes_by_store(k, why)) {
+      // The waker's cmpxchg takes the line the target is monitoring.
+      const int64_t store = machine_.line_transfer(this_cpu_, target);
+      charge(this_cpu_, store);
+      latency += store;
+      for (auto* o : observers_) o->on_ipi(now_ns(), this_cpu_, target, false);
+    } else {
+      charge(this_cpu_, costs.ipi_send);
+      latency += machine_.topo().distance(this_cpu_, target) == hw::Distance::RemoteNode
+                     ? costs.ipi_latency_remote
+                     : costs.ipi_latency_llc;
+      for (auto* o : observers_) o->on_ipi(now_ns(), this_cpu_, target, true);
+    }
   }
   if (k.idle) latency += st.exit_latency_ns;
   events_.schedule(sim::Time(now_ns() + latency), sim::Phase::Interrupt,
@@ -722,7 +751,7 @@ void Kernel::run_hrtimers(int c) {
 
 void Kernel::kick_idle_balance(int c) {
   cpu(c).balance_kick = true;
-  send_ipi(c);
+  send_ipi(c, Kick::Balance);
 }
 
 // ---- wakeups ----
@@ -768,7 +797,7 @@ int Kernel::try_to_wake_up(Task* p, int wake_flags) {
   if (policy_->queue_remote_wakeup(waker, c)) {
     // ttwu_queue_remote(): the target enqueues it from the IPI handler.
     cpu(c).wake_list.push_back(p);
-    send_ipi(c);
+    send_ipi(c, Kick::QueuedWakeup);
     return 1;
   }
   ttwu_do_activate(p, c, wake_flags);

@@ -253,7 +253,11 @@ class Kernel final : public SchedCore {
   int choose_idle_state(int c);
   [[nodiscard]] int64_t cache_refill(const Task* t, int c) const;
   void exit_idle(int c);
-  void send_ipi(int target);
+  // Why a CPU is being told to look at its runqueue; it decides whether an
+  // idle CPU that waits in MWAIT can be woken by a store instead of an IPI.
+  enum class Kick : uint8_t { Resched, QueuedWakeup, Balance };
+  void send_ipi(int target, Kick why);
+  [[nodiscard]] bool wakes_by_store(const Cpu& k, Kick why) const;
   void handle_ipi(int c);
   void hrtimer_fires(int c, uint64_t id);
   void hrtimer_interrupt(int c);

@@ -32,6 +32,10 @@ class Observer {
                           int64_t cost_ns) {}
   virtual void on_wake_affine(bool affine) {}
   virtual void on_wakeup_placement(int64_t t, int waker_cpu, int target_cpu, bool local) {}
+  // CPU `cpu` told `target` to reschedule: with an IPI (sent) or, when the
+  // target idles polling or in MWAIT, by setting its flag (the kernel's
+  // sched_wake_idle_without_ipi tracepoint).
+  virtual void on_ipi(int64_t t, int cpu, int target, bool sent) {}
 };
 
 }  // namespace obs

@@ -60,6 +60,8 @@ void StatsCollector::on_idle(int64_t, int, int state) {
   ++idle_entries_[i];
 }
 
+void StatsCollector::on_ipi(int64_t, int, int, bool sent) { ++(sent ? s_.ipis_sent : s_.idle_wakes_without_ipi); }
+
 void StatsCollector::reset(kernel::Kernel& k) {
   k.flush_accounting();
   s_ = Summary{};
@@ -200,6 +202,9 @@ std::string format_summary(const Summary& s) {
     for (const auto& [name, n] : s.idle_state_entries) o << " " << name << " " << n;
     o << "\n";
   }
+  std::snprintf(buf, sizeof buf, "  IPIs sent             %12lld  (idle CPUs woken without one: %lld)\n",
+                static_cast<long long>(s.ipis_sent), static_cast<long long>(s.idle_wakes_without_ipi));
+  o << buf;
   std::snprintf(buf, sizeof buf, "  lock spin time        %12.3f ms\n", static_cast<double>(s.spin_ns_total) / 1e6);
   o << buf;
   std::snprintf(buf, sizeof buf, "  wasted CPU time       %12.3f ms (a CPU idle while a task waited)\n",

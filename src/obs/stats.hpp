@@ -49,6 +49,9 @@ struct Summary {
   // Entries into each idle state, shallowest first, as cpuidle's per-state
   // `usage` counter: what the governor chose, hence what wakeups paid.
   std::vector<std::pair<std::string, int64_t>> idle_state_entries;
+  // Reschedule IPIs sent, and idle CPUs told to reschedule without one
+  // (they polled, or waited in MWAIT on a kernel that relies on it).
+  int64_t ipis_sent = 0, idle_wakes_without_ipi = 0;
   std::vector<int64_t> idle_ns_per_cpu;
   int64_t idle_ns_total = 0;
   int64_t busy_ns_total = 0;
@@ -69,6 +72,7 @@ class StatsCollector final : public Observer {
                   int64_t cost_ns) override;
   void on_wake_affine(bool affine) override;
   void on_idle(int64_t t, int cpu, int state) override;
+  void on_ipi(int64_t t, int cpu, int target, bool sent) override;
   // Starts counting from now (e.g. at a benchmark's start barrier).
   void reset(kernel::Kernel& k);
   [[nodiscard]] Summary summarize(const kernel::Kernel& k) const;

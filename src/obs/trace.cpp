@@ -90,6 +90,12 @@ void FtraceWriter::on_idle(int64_t t, int cpu, int state) {
   line(t, cpu, "cpu_idle", "state=" + s + " cpu_id=" + std::to_string(cpu));
 }
 
+// Only the IPI that was not sent has a tracepoint (resched_curr(),
+// ttwu_queue_remote(), 3.16+).
+void FtraceWriter::on_ipi(int64_t t, int cpu, int target, bool sent) {
+  if (!sent) line(t, cpu, "sched_wake_idle_without_ipi", "cpu=" + std::to_string(target));
+}
+
 std::string FtraceWriter::text() const {
   std::string h;
   h += "# tracer: nop\n#\n";

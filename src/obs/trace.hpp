@@ -1,6 +1,7 @@
 // ftrace text writer (the `cat trace` format), readable by Perfetto, LISA and
 // trace-cmd users: sched_switch, sched_waking, sched_wakeup(_new),
-// sched_migrate_task, sched_process_fork/exit and cpu_idle, with
+// sched_migrate_task, sched_process_fork/exit, cpu_idle and
+// sched_wake_idle_without_ipi, with
 // nanosecond timestamps.
 #pragma once
 #include <cstdint>
@@ -22,6 +23,7 @@ class FtraceWriter final : public Observer {
   void on_fork(int64_t t, int cpu, const kernel::Task* parent, const kernel::Task* child) override;
   void on_exit(int64_t t, int cpu, const kernel::Task* p) override;
   void on_idle(int64_t t, int cpu, int state) override;
+  void on_ipi(int64_t t, int cpu, int target, bool sent) override;
   // The whole file: header plus every line so far.
   [[nodiscard]] std::string text() const;
   void write(const std::string& path) const;

@@ -146,6 +146,32 @@ TEST(RunOnce, PipeOnTwoCoresNapsInC1) {
   EXPECT_EQ(entries["C1E"] + entries["C3"] + entries["C6"], 0);
 }
 
+// The same ping-pong, by kernel: the partner's CPU waits in C1, an MWAIT
+// state. 4.0 keeps TIF_POLLING_NRFLAG set there, so every wakeup is a store
+// to the idle task's flags (sched_wake_idle_without_ipi); 3.10.0's
+// intel_idle() did not set it, so each wakeup sends an IPI and waits for it.
+TEST(RunOnce, MwaitIdleCpusAreWokenWithoutAnIpiFrom313) {
+  auto with_kernel = [](const char* k) {
+    experiment::RunSpec s;
+    s.machine = "1s2c1t";
+    s.kernel = k;
+    s.bench = "pipe";
+    s.bench_args = {"-l", "1000"};
+    return experiment::run_once(s);
+  };
+  auto v40 = with_kernel("linux-4.0");
+  auto v310 = with_kernel("linux-3.10");
+  ASSERT_EQ(v40.run.outcome, kernel::RunResult::Outcome::Completed);
+  ASSERT_EQ(v310.run.outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_NEAR(v40.stats.idle_wakes_without_ipi, 2000, 10);
+  EXPECT_LE(v40.stats.ipis_sent, 10);
+  EXPECT_NEAR(v310.stats.ipis_sent, 2000, 10);
+  EXPECT_EQ(v310.stats.idle_wakes_without_ipi, 0);
+  // Each wakeup saves the IPI's delivery (1 us in the generic profile) less
+  // the line transfer, and the waker its send cost.
+  EXPECT_LT(v40.stats.run_delay_avg_us + 0.9, v310.stats.run_delay_avg_us);
+}
+
 // A placement pays for each other runqueue it reads, once: the slow path of
 // WAKE_IDLE_CPU starts with find_idlest_group() over the whole machine, so
 // it reads all 7 other CPUs of a 2s2c2t box, and no placement reads more.
