@@ -601,52 +601,67 @@ void Kernel::resched_curr(int c) {
 }
 
 // A CPU idling in MWAIT has its monitor armed on the idle task's thread flags
-// (mwait_idle_with_hints(), arch/x86/include/asm/mwait.h), and since 3.13 it
-// keeps TIF_POLLING_NRFLAG set while it waits there. A waker that sees the
-// flag only sets TIF_NEED_RESCHED; the store ends the MWAIT, and the idle
+// (mwait_idle_with_hints(), arch/x86/include/asm/mwait.h), and from 3.13 it
+// keeps TIF_POLLING_NRFLAG set while it waits there (3.13's intel_idle()
+// calls current_set_polling_and_test(); 3.12's does not). A waker that sees
+// the flag only sets TIF_NEED_RESCHED; the store ends the MWAIT, and the idle
 // loop runs sched_ttwu_pending() and schedule() (cpu_idle_loop(),
-// kernel/sched/idle.c, 4.0). resched_curr() does this through
-// set_nr_and_not_polling() (3.13); ttwu_queue_remote() through
-// set_nr_if_polling() only from 3.16 (e3baac47f0e8, "sched/idle: Optimize
-// try-to-wake-up IPI"), before which a queued wakeup always sent the IPI.
-// nohz_balance_kick() always uses smp_send_reschedule(): the balance runs
-// in the IPI's softirq. 3.10.0's intel_idle() did not set the flag, and
-// 2.4 halts (HLT), so there only the POLL state avoids the IPI.
+// kernel/sched/idle.c, 4.0). For resched_curr() that is resched_task()'s
+// tsk_is_polling() test in 3.13, set_nr_and_not_polling() in 4.0; a queued
+// wakeup (ttwu_queue_remote()) uses set_nr_if_polling() only from 3.16
+// (e3baac47f0e8, "sched/idle: Optimize try-to-wake-up IPI"), and before that
+// always sent the IPI. nohz_balancer_kick() always uses
+// smp_send_reschedule(): the balance runs in the IPI's softirq. The POLL
+// state: 2.4's poll_idle() sets need_resched = -1, which reschedule_idle()
+// takes as "no IPI needed"; cpuidle's poll_idle() sets the polling flag in
+// 4.0 (drivers/cpuidle/driver.c) but not in 3.10 or 3.13, where
+// cpu_idle_loop() has cleared it, so there POLL gets the IPI too (taken as
+// 3.16, with the queued-wakeup change; the exact release was not checked).
 bool Kernel::wakes_by_store(const Cpu& k, Kick why) const {
   if (!k.idle || why == Kick::Balance) return false;
   const auto& st = machine_.profile().idle_states[static_cast<size_t>(k.idle_state)];
-  if (st.polling) return true;
-  if (!st.mwait) return false;
   const int version = config_.preset().version;
+  if (st.polling) return version < 300 || version >= 316;
+  if (!st.mwait) return false;
   return why == Kick::QueuedWakeup ? version >= 316 : version >= 313;
 }
 
+// The waker always writes a line the target owns: TIF_NEED_RESCHED (an
+// atomic on its thread flags), the wake list (llist_add()) or the nohz kick
+// bit. The IPI, when one is needed, comes on top.
 void Kernel::send_ipi(int target, Kick why) {
   Cpu& k = cpu(target);
-  if (k.ipi_pending) return;
+  const auto& costs = machine_.costs();
+  if (k.ipi_pending) {
+    // A balance kick while a wakeup by store is in flight still sends its IPI;
+    // the CPU, already waking, runs the balance when it handles the first.
+    if (why == Kick::Balance && k.pending_by_store && target != this_cpu_) {
+      k.pending_by_store = false;
+      charge(this_cpu_, costs.ipi_send);
+      for (auto* o : observers_) o->on_ipi(now_ns(), this_cpu_, target, true);
+    }
+    return;
+  }
   k.ipi_pending = true;
   if (k.idle) {
     update_wasted();
     ++nr_kicked_idle_;
     k.kicked_while_idle = true;
   }
-  const auto& costs = machine_.costs();
   int64_t latency = 0;
   const auto& st = machine_.profile().idle_states[static_cast<size_t>(k.idle_state)];
   if (target != this_cpu_) {
-    if (wakes_by_store(k, why)) {
-      // The waker's cmpxchg takes the line the target is monitoring.
-      const int64_t store = machine_.line_transfer(this_cpu_, target);
-      charge(this_cpu_, store);
-      latency += store;
-      for (auto* o : observers_) o->on_ipi(now_ns(), this_cpu_, target, false);
-    } else {
+    const int64_t store = machine_.line_transfer(this_cpu_, target);
+    charge(this_cpu_, store);
+    latency += store;
+    k.pending_by_store = wakes_by_store(k, why);
+    if (!k.pending_by_store) {
       charge(this_cpu_, costs.ipi_send);
       latency += machine_.topo().distance(this_cpu_, target) == hw::Distance::RemoteNode
                      ? costs.ipi_latency_remote
                      : costs.ipi_latency_llc;
-      for (auto* o : observers_) o->on_ipi(now_ns(), this_cpu_, target, true);
     }
+    for (auto* o : observers_) o->on_ipi(now_ns(), this_cpu_, target, !k.pending_by_store);
   }
   if (k.idle) latency += st.exit_latency_ns;
   events_.schedule(sim::Time(now_ns() + latency), sim::Phase::Interrupt,
@@ -656,6 +671,7 @@ void Kernel::send_ipi(int target, Kick why) {
 void Kernel::handle_ipi(int c) {
   Cpu& k = cpu(c);
   k.ipi_pending = false;
+  k.pending_by_store = false;
   this_cpu_ = c;
   if (k.kicked_while_idle) {
     update_wasted();
@@ -764,10 +780,12 @@ void Kernel::activate_task(Task* p, int c, int flags) {
   p->queued_since = sim::Time(now_ns());
 }
 
+// ttwu_do_wakeup() (4.0) runs check_preempt_curr() before
+// trace_sched_wakeup(), so a resched without an IPI is traced first.
 void Kernel::ttwu_do_activate(Task* p, int c, int wake_flags) {
   activate_task(p, c, ENQUEUE_WAKEUP);
-  for (auto* o : observers_) o->on_wakeup(now_ns(), this_cpu_, p, c, false);
   policy_->check_preempt_curr(c, p, wake_flags);
+  for (auto* o : observers_) o->on_wakeup(now_ns(), this_cpu_, p, c, false);
 }
 
 int Kernel::try_to_wake_up(Task* p, int wake_flags) {

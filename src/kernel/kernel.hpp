@@ -208,6 +208,7 @@ class Kernel final : public SchedCore {
     bool armed = false;
     bool need_resched = false;
     bool ipi_pending = false;
+    bool pending_by_store = false;  // ipi_pending, but woken by a flag store (no IPI sent)
     bool kicked_while_idle = false;
     bool irq_from_idle = false;  // handling an interrupt that woke it from idle
     bool balance_kick = false;
