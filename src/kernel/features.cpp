@@ -55,6 +55,8 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
       {"unix_skb_truesize_100", "bytes", "skb truesize charged for a 100-byte AF_UNIX write"},
       {"sched_domain_balance_wake", "bool",
        "set SD_BALANCE_WAKE in every sched domain, as writing /proc/sys/kernel/sched_domain/cpu*/domain*/flags does"},
+      {"intel_idle.max_cstate", "states",
+       "boot parameter: register only the first N C-states of the profile (POLL stays); 1 = C1 only (CFS presets)"},
   };
   return s;
 }
@@ -79,7 +81,10 @@ std::map<std::string, int64_t> cfs_sysctls() {
           // __alloc_skb: kmalloc-512 for 128+320 B, truesize = SKB_TRUESIZE(192) = 768.
           {"unix_skb_truesize_100", 768},
           // sd_init(): SD_BALANCE_WAKE is off by default since 2.6.32 (182a85f8a119).
-          {"sched_domain_balance_wake", 0}};
+          {"sched_domain_balance_wake", 0},
+          // drivers/idle/intel_idle.c: max_cstate = CPUIDLE_STATE_MAX - 1; the
+          // driver registers table entry i (C1 first) only if i + 1 <= max_cstate.
+          {"intel_idle.max_cstate", 9}};
 }
 std::map<std::string, bool> all_features_off() {
   std::map<std::string, bool> m;
@@ -165,7 +170,7 @@ void KernelConfig::apply_sysctl(const std::string& assignment) {
   if (v < 0 || v > 10LL * 1000 * 1000 * 1000)
     throw std::invalid_argument("sysctl " + name + "=" + val + " is out of range");
   if ((name == "pipe_buffers" || name == "sched_nr_migrate" || name == "unix_sndbuf" ||
-       name == "unix_skb_truesize_100") && v == 0)
+       name == "unix_skb_truesize_100" || name == "intel_idle.max_cstate") && v == 0)
     throw std::invalid_argument("sysctl " + name + " must be positive");
   if (name == "pipe_buffers" && v > 1024) throw std::invalid_argument("pipe_buffers too large");
   if (name == "sched_tunable_scaling" && v > 2)

@@ -110,10 +110,14 @@ Kernel::Kernel(hw::Machine& machine, KernelConfig config, uint64_t seed)
     c.watchdog_offset = static_cast<int64_t>(watchdog_rng_.below(static_cast<uint64_t>(WATCHDOG_PERIOD_NS)));
     // 2.4 has no cpuidle: default_idle() halts (see enter_idle()).
     if (config_.preset().version >= 300) {
+      // intel_idle.max_cstate=N registers POLL and the first N C-states.
+      const auto& all = machine.profile().idle_states;
+      const size_t registered =
+          std::min(all.size(), static_cast<size_t>(config_.sysctl("intel_idle.max_cstate")) + 1);
       std::vector<MenuGovernor::State> states;
-      for (const auto& st : machine.profile().idle_states)
-        states.push_back({static_cast<uint32_t>(st.exit_latency_ns / 1000),
-                          static_cast<uint32_t>(st.target_residency_ns / 1000), st.polling});
+      for (size_t i = 0; i < registered; ++i)
+        states.push_back({static_cast<uint32_t>(all[i].exit_latency_ns / 1000),
+                          static_cast<uint32_t>(all[i].target_residency_ns / 1000), all[i].polling});
       c.menu.emplace(std::move(states));
     }
   }

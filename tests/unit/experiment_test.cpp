@@ -172,6 +172,32 @@ TEST(RunOnce, MwaitIdleCpusAreWokenWithoutAnIpiFrom313) {
   EXPECT_LT(v40.stats.run_delay_avg_us + 0.9, v310.stats.run_delay_avg_us);
 }
 
+// intel_idle.max_cstate=1 (a latency-tuned box) registers POLL and C1 only:
+// schbench's workers sleep ~30 ms per batch, which on a stock profile sends
+// their CPUs to C6; limited, every idle period is spent in C1 or POLL.
+TEST(RunOnce, MaxCstateLimitsTheIdleStatesTheGovernorMayChoose) {
+  auto with = [](std::vector<std::string> sysctls) {
+    experiment::RunSpec s;
+    s.machine = "1s4c1t";
+    s.kernel = "linux-4.0";
+    s.bench = "schbench";
+    s.bench_args = {"-m", "1", "-t", "2", "-r", "1"};
+    s.sysctls = std::move(sysctls);
+    return experiment::run_once(s);
+  };
+  auto stock = with({});
+  auto limited = with({"intel_idle.max_cstate=1"});
+  ASSERT_EQ(stock.run.outcome, kernel::RunResult::Outcome::Completed);
+  ASSERT_EQ(limited.run.outcome, kernel::RunResult::Outcome::Completed);
+  std::map<std::string, int64_t> a(stock.stats.idle_state_entries.begin(), stock.stats.idle_state_entries.end());
+  std::map<std::string, int64_t> b(limited.stats.idle_state_entries.begin(), limited.stats.idle_state_entries.end());
+  EXPECT_GT(a["C6"], 0);
+  EXPECT_EQ(b["C1E"] + b["C3"] + b["C6"], 0);
+  EXPECT_GT(b["C1"], 0);
+  EXPECT_THROW(kernel::KernelConfig(kernel::load_preset("linux-4.0")).apply_sysctl("intel_idle.max_cstate=0"),
+               std::invalid_argument);
+}
+
 // A placement pays for each other runqueue it reads, once: the slow path of
 // WAKE_IDLE_CPU starts with find_idlest_group() over the whole machine, so
 // it reads all 7 other CPUs of a 2s2c2t box, and no placement reads more.
