@@ -495,7 +495,7 @@ void Kernel::enter_idle(int c) {
   const int chosen = k.idle_state;
   for (auto* o : observers_) o->on_idle(now_ns(), c, chosen);
   policy_->cpu_went_idle(c);
-  if (work_queued) send_ipi(c, Kick::Resched);
+  if (work_queued) kick_cpu(c, Kick::Resched);
 }
 
 // cpu_idle_loop(): with cpuidle, cpuidle_idle_call() asks the menu governor
@@ -595,13 +595,14 @@ void Kernel::tick(int c, uint64_t gen) {
   arm(c);  // the task, or a kernel-only path, continues
 }
 
-// resched_curr(): ask a CPU to reschedule; remote CPUs get an IPI.
+// resched_curr(): ask a CPU to reschedule; a remote CPU is kicked (an IPI, or
+// for an MWAIT-idle CPU on 3.13+ only the flag store; see kick_cpu()).
 void Kernel::resched_curr(int c) {
   Cpu& k = cpu(c);
-  if (k.idle) return send_ipi(c, Kick::Resched);
+  if (k.idle) return kick_cpu(c, Kick::Resched);
   if (k.need_resched) return;
   k.need_resched = true;
-  if (c != this_cpu_ && k.curr) send_ipi(c, Kick::Resched);
+  if (c != this_cpu_ && k.curr) kick_cpu(c, Kick::Resched);
 }
 
 // A CPU idling in MWAIT has its monitor armed on the idle task's thread flags
@@ -633,10 +634,10 @@ bool Kernel::wakes_by_store(const Cpu& k, Kick why) const {
 // The waker always writes a line the target owns: TIF_NEED_RESCHED (an
 // atomic on its thread flags), the wake list (llist_add()) or the nohz kick
 // bit. The IPI, when one is needed, comes on top.
-void Kernel::send_ipi(int target, Kick why) {
+void Kernel::kick_cpu(int target, Kick why) {
   Cpu& k = cpu(target);
   const auto& costs = machine_.costs();
-  if (k.ipi_pending) {
+  if (k.kick_pending) {
     // A balance kick while a wakeup by store is in flight still sends its IPI;
     // the CPU, already waking, runs the balance when it handles the first.
     if (why == Kick::Balance && k.pending_by_store && target != this_cpu_) {
@@ -646,7 +647,7 @@ void Kernel::send_ipi(int target, Kick why) {
     }
     return;
   }
-  k.ipi_pending = true;
+  k.kick_pending = true;
   if (k.idle) {
     update_wasted();
     ++nr_kicked_idle_;
@@ -669,12 +670,12 @@ void Kernel::send_ipi(int target, Kick why) {
   }
   if (k.idle) latency += st.exit_latency_ns;
   events_.schedule(sim::Time(now_ns() + latency), sim::Phase::Interrupt,
-                   [this, target] { handle_ipi(target); });
+                   [this, target] { handle_kick(target); });
 }
 
-void Kernel::handle_ipi(int c) {
+void Kernel::handle_kick(int c) {
   Cpu& k = cpu(c);
-  k.ipi_pending = false;
+  k.kick_pending = false;
   k.pending_by_store = false;
   this_cpu_ = c;
   if (k.kicked_while_idle) {
@@ -771,7 +772,7 @@ void Kernel::run_hrtimers(int c) {
 
 void Kernel::kick_idle_balance(int c) {
   cpu(c).balance_kick = true;
-  send_ipi(c, Kick::Balance);
+  kick_cpu(c, Kick::Balance);
 }
 
 // ---- wakeups ----
@@ -806,7 +807,7 @@ int Kernel::try_to_wake_up(Task* p, int wake_flags) {
     int idle = 0;
     for (int i = 0; i < nr_cpus(); ++i) {
       Cpu& k = cpu(i);
-      if (i == c || !k.idle || k.ipi_pending || !p->cpus_allowed.test(i)) continue;
+      if (i == c || !k.idle || k.kick_pending || !p->cpus_allowed.test(i)) continue;
       ++idle;
       ++k.placements_pending;
       k.placements_ts_sum += now_ns();
@@ -819,7 +820,7 @@ int Kernel::try_to_wake_up(Task* p, int wake_flags) {
   if (policy_->queue_remote_wakeup(waker, c)) {
     // ttwu_queue_remote(): the target enqueues it from the IPI handler.
     cpu(c).wake_list.push_back(p);
-    send_ipi(c, Kick::QueuedWakeup);
+    kick_cpu(c, Kick::QueuedWakeup);
     return 1;
   }
   ttwu_do_activate(p, c, wake_flags);
@@ -877,7 +878,7 @@ RunResult Kernel::run(int64_t time_limit_ns, uint64_t event_limit) {
       Cpu& k = cpu(c);
       if (!k.idle) continue;
       // A CPU that spawn() already handed a task leaves idle at once.
-      if (!k.ipi_pending && k.wake_list.empty() && policy_->nr_running(c) == 0) {
+      if (!k.kick_pending && k.wake_list.empty() && policy_->nr_running(c) == 0) {
         k.idle_state = choose_idle_state(c);
         k.governor_chose = k.menu.has_value();
         policy_->cpu_went_idle(c);

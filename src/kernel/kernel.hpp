@@ -207,8 +207,8 @@ class Kernel final : public SchedCore {
     uint64_t gen = 0;
     bool armed = false;
     bool need_resched = false;
-    bool ipi_pending = false;
-    bool pending_by_store = false;  // ipi_pending, but woken by a flag store (no IPI sent)
+    bool kick_pending = false;
+    bool pending_by_store = false;  // kick_pending, but woken by a flag store (no IPI sent)
     bool kicked_while_idle = false;
     bool irq_from_idle = false;  // handling an interrupt that woke it from idle
     bool balance_kick = false;
@@ -257,9 +257,9 @@ class Kernel final : public SchedCore {
   // Why a CPU is being told to look at its runqueue; it decides whether an
   // idle CPU that waits in MWAIT can be woken by a store instead of an IPI.
   enum class Kick : uint8_t { Resched, QueuedWakeup, Balance };
-  void send_ipi(int target, Kick why);
+  void kick_cpu(int target, Kick why);
   [[nodiscard]] bool wakes_by_store(const Cpu& k, Kick why) const;
-  void handle_ipi(int c);
+  void handle_kick(int c);
   void hrtimer_fires(int c, uint64_t id);
   void hrtimer_interrupt(int c);
   // Run every hrtimer of CPU c whose soft expiry has passed (from an interrupt).
