@@ -206,12 +206,16 @@ int cmd_run(int argc, char** argv) {
   std::string file;
   bool json = false;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int repeats = 0;
   app.add_option("file", file, "experiment file (TOML)")->required();
+  app.add_option("--repeats", repeats, "repeats per cell instead of the file's (narrows the CI)")
+      ->check(CLI::Range(1, 1000));
   app.add_flag("--json", json, "machine-readable output (docs/json.md)");
   app.add_option("--jobs", jobs, "simulations in parallel")->check(CLI::Range(1, 256));
   if (auto rc = parse(app, argc, argv, 2)) return *rc;
   try {
     auto exp = experiment::load_experiment(file);
+    if (repeats > 0) exp.repeats = repeats;
     auto res = experiment::run_experiment(exp, jobs);
     std::cout << (json ? experiment::format_json(res) + "\n" : experiment::format_table(res));
     return res.problems.empty() ? 0 : 3;
@@ -227,7 +231,7 @@ void usage() {
                "  schedlab schbench [-m N] [-t N] [-r S] [-s US] [-c US] [options]\n"
                "      options: --machine M --kernel K --features A,NO_B --sysctl k=v --seed N\n"
                "               --json --quiet --trace FILE --instances N\n"
-               "  schedlab run experiments/<name>.toml [--json] [--jobs N]\n"
+               "  schedlab run experiments/<name>.toml [--json] [--jobs N] [--repeats N]\n"
                "  schedlab machines\n"
                "  schedlab topology <machine> [--kernel K]\n"
                "  schedlab costs <machine>       (every cost parameter, value, unit and source)\n"

@@ -85,13 +85,11 @@ double stddev_of(const std::vector<double>& v) {
   return std::sqrt(static_cast<double>(s / (v.size() - 1)));
 }
 
-bool beyond_noise(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() < 2 || b.size() < 2) return false;
+double welch_halfwidth95(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 2 || b.size() < 2) return -1;
   const double va = std::pow(stddev_of(a), 2) / a.size();
   const double vb = std::pow(stddev_of(b), 2) / b.size();
-  const double diff = std::fabs(mean_of(a) - mean_of(b));
-  if (va + vb == 0) return diff > 0;
-  const double t = diff / std::sqrt(va + vb);
+  if (va + vb == 0) return 0;
   // Welch-Satterthwaite degrees of freedom; two-sided 95% critical values.
   const double df = std::pow(va + vb, 2) /
                     (va * va / (a.size() - 1) + vb * vb / (b.size() - 1));
@@ -100,8 +98,12 @@ bool beyond_noise(const std::vector<double>& a, const std::vector<double>& b) {
                                 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
                                 2.052, 2.048, 2.045, 2.042};
   const int d = std::max(1, static_cast<int>(std::floor(df)));
-  const double c = d <= 30 ? crit[d] : 1.960;
-  return t > c;
+  return (d <= 30 ? crit[d] : 1.960) * std::sqrt(va + vb);
+}
+
+bool beyond_noise(const std::vector<double>& a, const std::vector<double>& b) {
+  const double halfwidth = welch_halfwidth95(a, b);
+  return halfwidth >= 0 && std::fabs(mean_of(b) - mean_of(a)) > halfwidth;
 }
 
 ExperimentResult run_experiment(const Experiment& exp, int jobs) {
@@ -182,6 +184,8 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
           const double b = mean_of(baseline[name]);
           c.change_pct = b != 0 ? 100.0 * (c.mean - b) / b : 0;
           c.beyond_noise = beyond_noise(baseline[name], c.values);
+          const double halfwidth = welch_halfwidth95(baseline[name], c.values);
+          c.change_ci95_pct = halfwidth >= 0 && b != 0 ? 100.0 * halfwidth / std::fabs(b) : -1;
         }
         res.cells.push_back(c);
       }
@@ -278,21 +282,23 @@ std::string format_table(const ExperimentResult& r) {
   o << "experiment " << r.exp.name << "  machine " << r.exp.machine;
   if (!r.exp.kernel.empty()) o << "  kernel " << r.exp.kernel;
   o << "  repeats " << r.exp.repeats << "  seed " << r.exp.seed << "\n\n";
-  std::snprintf(buf, sizeof buf, "%-34s %-18s %-13s %24s %9s  %s\n", "workload", "variant", "metric",
-                "mean +- stddev", "change", "beyond noise");
+  std::snprintf(buf, sizeof buf, "%-34s %-18s %-13s %24s %17s  %s\n", "workload", "variant", "metric",
+                "mean +- stddev", "change (95% CI)", "beyond noise");
   o << buf;
   std::string last_workload;
   for (const auto& c : r.cells) {
     char val[64];
     std::snprintf(val, sizeof val, "%.4g +- %.2g %s", c.mean, c.stddev, c.unit.c_str());
-    char chg[32];
+    char chg[48];
     if (c.is_baseline)
       std::snprintf(chg, sizeof chg, "%s", "-");
-    else
+    else if (c.change_ci95_pct < 0)
       std::snprintf(chg, sizeof chg, "%+.1f%%", c.change_pct);
+    else
+      std::snprintf(chg, sizeof chg, "%+.1f%% +- %.1f", c.change_pct, c.change_ci95_pct);
     const std::string wl = c.workload == last_workload ? "" : c.workload;
     last_workload = c.workload;
-    std::snprintf(buf, sizeof buf, "%-34s %-18s %-13s %24s %9s  %s\n", wl.c_str(), c.variant.c_str(),
+    std::snprintf(buf, sizeof buf, "%-34s %-18s %-13s %24s %17s  %s\n", wl.c_str(), c.variant.c_str(),
                   c.metric.c_str(), val, chg, c.is_baseline ? "" : (c.beyond_noise ? "yes" : "no"));
     o << buf;
   }
@@ -394,6 +400,8 @@ std::string format_json(const ExperimentResult& r) {
                          {"mean", c.mean},
                          {"stddev", c.stddev},
                          {"change_pct", c.is_baseline ? nlohmann::json(nullptr) : nlohmann::json(c.change_pct)},
+                         {"change_ci95_pct", c.is_baseline || c.change_ci95_pct < 0 ? nlohmann::json(nullptr)
+                                                                                  : nlohmann::json(c.change_ci95_pct)},
                          {"beyond_noise", c.is_baseline ? nlohmann::json(nullptr) : nlohmann::json(c.beyond_noise)}};
     j["results"].push_back(cj);
   }

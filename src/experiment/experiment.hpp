@@ -1,6 +1,7 @@
 // Experiments: variants x workloads x repeats on one machine, answered with
-// one table (mean +- stddev, change against the first variant, and whether
-// the change is beyond run-to-run noise) and the statistics that explain it.
+// one table (mean +- stddev, change against the first variant with its 95%
+// confidence interval, and whether the change is beyond run-to-run noise)
+// and the statistics that explain it.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -41,6 +42,9 @@ struct CellResult {  // one workload x variant x metric
   bool higher_is_better = false;
   std::vector<double> values;
   double mean = 0, stddev = 0, change_pct = 0;
+  // Half-width of the change's 95% confidence interval, in % of the
+  // baseline mean (Welch); negative when either side has fewer than 2 runs.
+  double change_ci95_pct = -1;
   bool beyond_noise = false;
   bool is_baseline = false;
 };
@@ -60,6 +64,9 @@ std::string format_json(const ExperimentResult& r);
 
 // Welch's t-test at 95%: is the difference of the means beyond noise?
 bool beyond_noise(const std::vector<double>& a, const std::vector<double>& b);
+// The half-width of the 95% confidence interval of mean(b) - mean(a)
+// (Welch-Satterthwaite); negative when either side has fewer than 2 values.
+double welch_halfwidth95(const std::vector<double>& a, const std::vector<double>& b);
 double mean_of(const std::vector<double>& v);
 double stddev_of(const std::vector<double>& v);
 

@@ -148,6 +148,18 @@ TEST(Cli, BadInputGetsOneErrorLineAndNonZeroExit) {
   }
 }
 
+// `run` prints one row per variant and metric with the change against the
+// first variant and its 95% interval; --repeats overrides the file's count.
+TEST(Cli, RunPrintsTheTableWithTheChangesInterval) {
+  auto r = run("run tests/cli/two_variants.toml --repeats 3 --jobs 2");
+  EXPECT_EQ(r.code, 0) << r.err;
+  expect_file("run_two_variants", r.out);
+  EXPECT_NE(r.out.find("  repeats 3  seed 1\n"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n +wake-idle-cpu +total_time +\S+ \+- \S+ s +[-+]\d+\.\d% \+- \d+\.\d  (yes|no)\n)")));
+  auto bad = run("run tests/cli/two_variants.toml --repeats 0");
+  EXPECT_NE(bad.code, 0);
+}
+
 TEST(Determinism, SameSeedGivesByteIdenticalOutputAndTrace) {
   const std::string a = "perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 7 --trace /tmp/sl_a.trace";
   const std::string b = "perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 7 --trace /tmp/sl_b.trace";

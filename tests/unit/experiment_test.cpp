@@ -20,6 +20,19 @@ TEST(Statistics, WelchTestSeparatesSignalFromNoise) {
   EXPECT_FALSE(beyond_noise({1}, {2}));
 }
 
+// Two samples of 5 with variance 0.00625 each: standard error 0.05 on 8
+// degrees of freedom, t(0.975, 8) = 2.306. The interval and the test agree.
+TEST(Statistics, WelchIntervalOfTheDifference) {
+  const std::vector<double> a{10, 10.1, 9.9, 10.05, 9.95}, b{12, 12.1, 11.9, 12.05, 11.95};
+  EXPECT_NEAR(experiment::welch_halfwidth95(a, b), 2.306 * 0.05, 1e-9);
+  EXPECT_NEAR(experiment::welch_halfwidth95(b, a), 2.306 * 0.05, 1e-9);
+  const std::vector<double> c{10.1, 10.2, 10.0, 10.15, 10.05};  // a shifted by 0.1 < 0.1153
+  EXPECT_FALSE(beyond_noise(a, c));
+  EXPECT_EQ(experiment::welch_halfwidth95({1}, {2, 3}), -1);
+  EXPECT_EQ(experiment::welch_halfwidth95({1, 1}, {2, 2}), 0);
+  EXPECT_TRUE(beyond_noise({1, 1}, {2, 2}));
+}
+
 TEST(Command, ParsesPerfBenchLines) {
   std::string b;
   std::vector<std::string> a;
@@ -48,6 +61,13 @@ TEST(Experiment, LoadsAndValidatesFiles) {
   EXPECT_EQ(r.cells[0].values.size(), 2u);
   auto json = experiment::format_json(r);
   EXPECT_NE(json.find("\"beyond_noise\""), std::string::npos);
+  EXPECT_NE(json.find("\"change_ci95_pct\""), std::string::npos);
+  // The second variant's change is printed with its interval.
+  const auto& noq = r.cells[r.cells.size() / 2];
+  ASSERT_FALSE(noq.is_baseline);
+  char change[64];
+  std::snprintf(change, sizeof change, "%+.1f%% +- %.1f", noq.change_pct, noq.change_ci95_pct);
+  EXPECT_NE(experiment::format_table(r).find(change), std::string::npos);
   // Same experiment, different parallelism: identical numbers.
   auto r1 = experiment::run_experiment(x, 1);
   EXPECT_EQ(experiment::format_json(r1), json);
