@@ -263,6 +263,8 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         avg.wasted_ns = avg_i([](const obs::Summary& x) { return x.wasted_ns; });
         avg.ipis_sent = avg_i([](const obs::Summary& x) { return x.ipis_sent; });
         avg.idle_wakes_without_ipi = avg_i([](const obs::Summary& x) { return x.idle_wakes_without_ipi; });
+        avg.wakeups_waited_for_switch = avg_i([](const obs::Summary& x) { return x.wakeups_waited_for_switch; });
+        avg.switch_wait_ns = avg_i([](const obs::Summary& x) { return x.switch_wait_ns; });
         for (auto& [k, v2] : avg.policy)
           v2 = avg_i([&, key = k](const obs::Summary& x) {
             for (const auto& [kk, vv] : x.policy)
@@ -373,6 +375,8 @@ nlohmann::json summary_json(const obs::Summary& s) {
   j["wasted_ns"] = s.wasted_ns;
   j["ipis_sent"] = s.ipis_sent;
   j["idle_wakes_without_ipi"] = s.idle_wakes_without_ipi;
+  j["wakeups_waited_for_switch"] = s.wakeups_waited_for_switch;
+  j["switch_wait_ns"] = s.switch_wait_ns;
   nlohmann::json pol = nlohmann::json::object();
   for (const auto& [k, v] : s.policy) pol[k] = v;
   j["policy"] = pol;

@@ -63,13 +63,26 @@ Co<Task*> Proc::fork(const char* comm, Program& program, bool thread) {
   co_return child;
 }
 
+namespace {
+// The length of a spin that ends on an event, not after a time: longer than
+// any run, short enough that arm()'s ns * 1000 / rate cannot overflow.
+constexpr int64_t kSpinUntilReleased = 1'000'000'000'000'000;
+}  // namespace
+
 Co<void> Proc::wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags) {
   const std::vector<WaitQueue::Waiter> snapshot = wq.waiters;
   for (const auto& w : snapshot) {
     // Earlier wakeups let time pass: a waiter may have left the queue since.
     const bool queued = std::any_of(wq.waiters.begin(), wq.waiters.end(),
                                     [&](const WaitQueue::Waiter& x) { return x.task == w.task; });
-    if (!queued || !kernel_.try_to_wake_up(w.task, wake_flags)) continue;
+    if (!queued) continue;
+    if (kernel_.wakee_switching_out(w.task)) {
+      // Spins with the wakee's pi_lock held and interrupts off, so neither
+      // preemption nor another waker gets in; released by switched_away().
+      kernel_.spin_for_switch(cpu(), w.task->cpu);
+      co_await Primitive{this, {Pending::Work, kSpinUntilReleased, WorkKind::Kernel, false}};
+    }
+    if (!kernel_.try_to_wake_up(w.task, wake_flags)) continue;
     co_await Primitive{this, {Pending::Work, 0, WorkKind::Kernel, false}};
     if (w.exclusive && --nr_exclusive == 0) break;
   }
@@ -380,7 +393,10 @@ void Kernel::schedule(int c, bool preempt) {
       ++nr_waiting_;
       prev->queued_since = sim::Time(now_ns());
     }
-    prev->on_cpu = false;
+    // A prev going to sleep stays on_cpu until the switch away from it is
+    // done (finish_lock_switch()), after pick_next_task() and the newidle
+    // balance in it: switched_away().
+    if (prev->state == TaskState::Running) prev->on_cpu = false;
     prev->last_ran = sim::Time(now_ns());
     prev->cache_mark = k.bytes_touched;
     policy_->put_prev_task(c, prev);
@@ -410,6 +426,7 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
   const auto& costs = machine_.costs();
   k.curr = next;
   k.idle = false;
+  if (prev && prev != next) switched_away(c, prev);
   next->on_cpu = true;
   update_wasted();
   const int64_t queued = next->queued_since.ns();
@@ -475,7 +492,10 @@ int64_t Kernel::cache_refill(const Task* t, int c) const {
 
 void Kernel::enter_idle(int c) {
   Cpu& k = cpu(c);
-  if (k.switch_from) trace_switch(c, k.switch_from, k.switch_from_state, nullptr);
+  if (k.switch_from) {
+    trace_switch(c, k.switch_from, k.switch_from_state, nullptr);
+    switched_away(c, k.switch_from);
+  }
   k.switch_from = nullptr;
   k.curr = nullptr;
   update_wasted();
@@ -791,6 +811,43 @@ void Kernel::ttwu_do_activate(Task* p, int c, int wake_flags) {
   activate_task(p, c, ENQUEUE_WAKEUP);
   policy_->check_preempt_curr(c, p, wake_flags);
   for (auto* o : observers_) o->on_wakeup(now_ns(), this_cpu_, p, c, false);
+}
+
+// try_to_wake_up() (kernel/sched/core.c, 3.1 to 4.x): "If the owning
+// (remote) cpu is still in the middle of schedule() with this task as prev,
+// wait until its done referencing the task": `while (p->on_cpu)
+// cpu_relax();`, and only then select_task_rq(). A task that blocks is off
+// its runqueue at once but on_cpu until its CPU has picked what runs next,
+// newidle balance included, and switched to it, so a quick wakeup finds its
+// old CPU idle rather than busy. 2.4 does not wait (its try_to_wake_up()
+// takes runqueue_lock and leaves placement to reschedule_idle()). Wakeups
+// from interrupts (timers) are not made to wait: a timer of a task that
+// blocked within the last microseconds is rare.
+bool Kernel::wakee_switching_out(const Task* p) const {
+  return config_.preset().policy == PolicyKind::Cfs && p->state == TaskState::Interruptible && p->on_cpu &&
+         cpu(p->cpu).curr != p;
+}
+
+void Kernel::spin_for_switch(int waker_cpu, int target_cpu) {
+  cpu(waker_cpu).switch_spin_since = now_ns();
+  cpu(target_cpu).switch_spinners.push_back(waker_cpu);
+}
+
+// finish_lock_switch(): prev->on_cpu = 0, which ends the wakers' spins.
+void Kernel::switched_away(int c, Task* prev) {
+  prev->on_cpu = false;
+  std::vector<int> spinners;
+  spinners.swap(cpu(c).switch_spinners);
+  for (int s : spinners) {
+    Cpu& w = cpu(s);
+    if (w.switch_spin_since < 0 || !w.curr) continue;
+    if (w.armed) sync(s);
+    const int64_t spun = now_ns() - w.switch_spin_since;
+    w.switch_spin_since = -1;
+    w.curr->pending.work_left = 0;
+    for (auto* o : observers_) o->on_wait_for_switch(now_ns(), s, spun);
+    if (w.armed) arm(s);
+  }
 }
 
 int Kernel::try_to_wake_up(Task* p, int wake_flags) {

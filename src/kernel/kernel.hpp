@@ -213,6 +213,10 @@ class Kernel final : public SchedCore {
     bool irq_from_idle = false;  // handling an interrupt that woke it from idle
     bool balance_kick = false;
     std::vector<Task*> wake_list;
+    // CPUs whose waker spins in try_to_wake_up() until this CPU has switched
+    // away from its sleeping prev; and, on the waker's side, since when.
+    std::vector<int> switch_spinners;
+    int64_t switch_spin_since = -1;
     int idle_state = 0;
     std::optional<MenuGovernor> menu;  // cpuidle governor (CFS kernels)
     bool governor_chose = false;       // this idle period's state came from menu
@@ -243,6 +247,9 @@ class Kernel final : public SchedCore {
   void ttwu_do_activate(Task* p, int cpu, int wake_flags);
   void activate_task(Task* p, int cpu, int flags);
   void do_exit(Task* p);
+  bool wakee_switching_out(const Task* p) const;
+  void spin_for_switch(int waker_cpu, int target_cpu);
+  void switched_away(int c, Task* prev);
 
   void sync(int c);
   void arm(int c);

@@ -36,6 +36,9 @@ class Observer {
   // target idles polling or in MWAIT, by setting its flag (the kernel's
   // sched_wake_idle_without_ipi tracepoint).
   virtual void on_ipi(int64_t t, int cpu, int target, bool sent) {}
+  // A waker on `cpu` spun `spun_ns` in try_to_wake_up() until its wakee's
+  // old CPU had switched away from it (`while (p->on_cpu) cpu_relax();`).
+  virtual void on_wait_for_switch(int64_t t, int cpu, int64_t spun_ns) {}
 };
 
 }  // namespace obs

@@ -62,6 +62,11 @@ void StatsCollector::on_idle(int64_t, int, int state) {
 
 void StatsCollector::on_ipi(int64_t, int, int, bool sent) { ++(sent ? s_.ipis_sent : s_.idle_wakes_without_ipi); }
 
+void StatsCollector::on_wait_for_switch(int64_t, int, int64_t spun_ns) {
+  ++s_.wakeups_waited_for_switch;
+  s_.switch_wait_ns += spun_ns;
+}
+
 void StatsCollector::reset(kernel::Kernel& k) {
   k.flush_accounting();
   s_ = Summary{};
@@ -206,6 +211,9 @@ std::string format_summary(const Summary& s) {
                 static_cast<long long>(s.ipis_sent), static_cast<long long>(s.idle_wakes_without_ipi));
   o << buf;
   std::snprintf(buf, sizeof buf, "  lock spin time        %12.3f ms\n", static_cast<double>(s.spin_ns_total) / 1e6);
+  o << buf;
+  std::snprintf(buf, sizeof buf, "  wakeups spun on a switch-out %5lld  (%.3f ms: the wakee's old CPU was still in schedule())\n",
+                static_cast<long long>(s.wakeups_waited_for_switch), static_cast<double>(s.switch_wait_ns) / 1e6);
   o << buf;
   std::snprintf(buf, sizeof buf, "  wasted CPU time       %12.3f ms (a CPU idle while a task waited)\n",
                 static_cast<double>(s.wasted_ns) / 1e6);

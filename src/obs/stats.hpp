@@ -52,6 +52,9 @@ struct Summary {
   // Reschedule IPIs sent, and idle CPUs told to reschedule without one
   // (they polled, or waited in MWAIT on a kernel that relies on it).
   int64_t ipis_sent = 0, idle_wakes_without_ipi = 0;
+  // Wakeups whose waker spun until the wakee's old CPU finished switching
+  // away from it, and the time spun (kernel time of the waker, not lock spin).
+  int64_t wakeups_waited_for_switch = 0, switch_wait_ns = 0;
   std::vector<int64_t> idle_ns_per_cpu;
   int64_t idle_ns_total = 0;
   int64_t busy_ns_total = 0;
@@ -73,6 +76,7 @@ class StatsCollector final : public Observer {
   void on_wake_affine(bool affine) override;
   void on_idle(int64_t t, int cpu, int state) override;
   void on_ipi(int64_t t, int cpu, int target, bool sent) override;
+  void on_wait_for_switch(int64_t t, int cpu, int64_t spun_ns) override;
   // Starts counting from now (e.g. at a benchmark's start barrier).
   void reset(kernel::Kernel& k);
   [[nodiscard]] Summary summarize(const kernel::Kernel& k) const;

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "../support/sim_fixture.hpp"
+#include "obs/stats.hpp"
 #include "obs/trace.hpp"
 #include "workload/ipc/ipc.hpp"
 
@@ -219,4 +220,44 @@ TEST(Golden, Seed000BatchSdWakeIdleDoesNotStack) {
   const int cpu = batch_wakeup("SD_WAKE_IDLE", "seed000_batch_sd_wake_idle", &inflight);
   if (::testing::Test::IsSkipped()) return;
   EXPECT_EQ(cpu, 0);
+}
+
+namespace {
+Co<void> announced_blocker(Proc& p, kernel::WaitQueue* wq, bool* flag, bool* sleeping) {
+  co_await p.user(20000);
+  *sleeping = true;
+  co_await p.wait_event(*wq, [flag] { return *flag; }, "test_wait");
+  co_await p.user(20000);
+}
+Co<void> eager_waker(Proc& p, kernel::WaitQueue* wq, bool* flag, const bool* sleeping) {
+  while (!*sleeping) co_await p.user(100);  // a user-mode poll: wakes within ~0.1 us
+  *flag = true;
+  co_await p.wake_up(*wq, 1, kernel::WF_SYNC);
+  co_await p.user(100000);
+}
+}  // namespace
+
+// try_to_wake_up() waits while the wakee's old CPU is still in schedule()
+// with it as prev (`while (p->on_cpu) cpu_relax();`, 3.1+). The sleeper on
+// CPU 1 blocks and its CPU starts switching away (schedule(), newidle
+// balance); the waker on CPU 0 wakes it a fraction of a microsecond later,
+// spins until CPU 1 has switched to idle, and then finds CPU 1 idle: the
+// sleeper goes back to CPU 1. Without the wait it would see CPU 1 busy and
+// queue the sleeper behind itself on CPU 0.
+TEST(Golden, CfsWakerWaitsForTheWakeesSwitchOut) {
+  TinySim s("1s2c1t", "linux-4.0");
+  obs::FtraceWriter trace(2);
+  obs::StatsCollector stats(s.k.domains().level_names());
+  s.k.add_observer(&trace);
+  s.k.add_observer(&stats);
+  kernel::WaitQueue wq;
+  bool flag = false, sleeping = false;
+  s.k.spawn("sleeper", [&](Proc& p) { return announced_blocker(p, &wq, &flag, &sleeping); }, 1);
+  s.k.spawn("waker", [&](Proc& p) { return eager_waker(p, &wq, &flag, &sleeping); }, 0);
+  check_golden("cfs_waker_waits_for_switch_out", s, trace);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(target_cpu_of(trace, "sched_wakeup: comm=sleeper"), 1);
+  const obs::Summary sum = stats.summarize(s.k);
+  EXPECT_EQ(sum.wakeups_waited_for_switch, 1);
+  EXPECT_GT(sum.switch_wait_ns, 0);
 }
