@@ -98,7 +98,9 @@ double welch_halfwidth95(const std::vector<double>& a, const std::vector<double>
                                 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
                                 2.052, 2.048, 2.045, 2.042};
   const int d = std::max(1, static_cast<int>(std::floor(df)));
-  return (d <= 30 ? crit[d] : 1.960) * std::sqrt(va + vb);
+  // Past 30, the value at the largest tabulated df not above d (conservative).
+  const double c = d <= 30 ? crit[d] : d < 40 ? 2.042 : d < 60 ? 2.021 : d < 120 ? 2.000 : 1.980;
+  return c * std::sqrt(va + vb);
 }
 
 bool beyond_noise(const std::vector<double>& a, const std::vector<double>& b) {

@@ -271,6 +271,10 @@ void Kernel::arm(int c) {
   const uint64_t gen = ++k.gen;
   machine_.set_executing(c, true);
   if (!k.tick_on) start_tick(c);
+  // A waker spinning for a switch-out ends on switched_away(), which re-arms;
+  // a segment event 1e15 ns ahead would only keep the queue from emptying
+  // (and so hide a deadlock).
+  if (k.switch_spin_since >= 0) return;
   int64_t dur = (total * 1000 + k.rate - 1) / k.rate;
   if (spin) {
     // The kernel work first (an interrupt's handler, a switch) delays the
@@ -426,7 +430,7 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
   const auto& costs = machine_.costs();
   k.curr = next;
   k.idle = false;
-  if (prev && prev != next) switched_away(c, prev);
+  if (prev) switched_away(c, prev);
   next->on_cpu = true;
   update_wasted();
   const int64_t queued = next->queued_since.ns();
@@ -688,7 +692,10 @@ void Kernel::kick_cpu(int target, Kick why) {
     }
     for (auto* o : observers_) o->on_ipi(now_ns(), this_cpu_, target, !k.pending_by_store);
   }
-  if (k.idle) latency += st.exit_latency_ns;
+  // A CPU that went idle at this very instant has not reached MWAIT/HLT:
+  // cpu_idle_loop() tests need_resched() before entering the state. (The
+  // waker released by switched_away() comes exactly then.)
+  if (k.idle && now_ns() > k.idle_since) latency += st.exit_latency_ns;
   events_.schedule(sim::Time(now_ns() + latency), sim::Phase::Interrupt,
                    [this, target] { handle_kick(target); });
 }
@@ -821,8 +828,12 @@ void Kernel::ttwu_do_activate(Task* p, int c, int wake_flags) {
 // newidle balance included, and switched to it, so a quick wakeup finds its
 // old CPU idle rather than busy. 2.4 does not wait (its try_to_wake_up()
 // takes runqueue_lock and leaves placement to reschedule_idle()). Wakeups
-// from interrupts (timers) are not made to wait: a timer of a task that
-// blocked within the last microseconds is rare.
+// from interrupts (timers) are not made to wait (a timer of a task that
+// blocked within the last microseconds is rare), nor is do_exit()'s wakeup
+// of the parent (Kernel::wake_up()). The wait covers the newidle path to
+// idle; on a switch to another task the model makes the switch at once and
+// charges its costs after, so there is no window to wait out there (the
+// placement sees that CPU busy, as the kernel's would after the spin).
 bool Kernel::wakee_switching_out(const Task* p) const {
   return config_.preset().policy == PolicyKind::Cfs && p->state == TaskState::Interruptible && p->on_cpu &&
          cpu(p->cpu).curr != p;
@@ -833,9 +844,12 @@ void Kernel::spin_for_switch(int waker_cpu, int target_cpu) {
   cpu(target_cpu).switch_spinners.push_back(waker_cpu);
 }
 
-// finish_lock_switch(): prev->on_cpu = 0, which ends the wakers' spins.
+// finish_lock_switch(): prev->on_cpu = 0, which ends the wakers' spins. A
+// prev picked again (woken meanwhile by a path that does not wait, e.g. a
+// timer or do_exit()'s parent wakeup) or already running elsewhere keeps
+// on_cpu; its wakers are released all the same and find it running.
 void Kernel::switched_away(int c, Task* prev) {
-  prev->on_cpu = false;
+  if (cpu(prev->cpu).curr != prev) prev->on_cpu = false;
   std::vector<int> spinners;
   spinners.swap(cpu(c).switch_spinners);
   for (int s : spinners) {

@@ -261,3 +261,60 @@ TEST(Golden, CfsWakerWaitsForTheWakeesSwitchOut) {
   EXPECT_EQ(sum.wakeups_waited_for_switch, 1);
   EXPECT_GT(sum.switch_wait_ns, 0);
 }
+
+namespace {
+Co<void> waker_of_two(Proc& p, kernel::WaitQueue* pinned_wq, kernel::WaitQueue* wq, bool* flag,
+                      const bool* sleeping) {
+  while (!*sleeping) co_await p.user(100);
+  *flag = true;
+  co_await p.wake_up(*pinned_wq, 1, 0);  // queued on CPU 1 during its newidle path
+  co_await p.wake_up(*wq, 1, kernel::WF_SYNC);
+  co_await p.user(100000);
+}
+}  // namespace
+
+// The wait also ends when the switch goes to another task: here CPU 1 has
+// found nothing to run and is on its newidle path when the waker on CPU 0
+// first wakes a task pinned to CPU 1, then the sleeper. The waker spins
+// until CPU 1 picks the pinned task and switches to it (the deferred pick
+// in segment_done()), then places the sleeper: CPU 1 is busy, so it goes to
+// the waker's CPU.
+TEST(Golden, CfsWakerWaitsUntilTheSwitchToTheNextTask) {
+  TinySim s("1s2c1t", "linux-4.0");
+  obs::FtraceWriter trace(2);
+  obs::StatsCollector stats(s.k.domains().level_names());
+  s.k.add_observer(&trace);
+  s.k.add_observer(&stats);
+  kernel::WaitQueue wq, pinned_wq;
+  bool flag = false, sleeping = false;
+  s.k.spawn("sleeper", [&](Proc& p) { return announced_blocker(p, &wq, &flag, &sleeping); }, 1);
+  kernel::Task* pinned =
+      s.k.spawn("pinned", [&](Proc& p) { return blocker(p, &pinned_wq, &flag); }, 1);
+  pinned->cpus_allowed = hw::CpuMask{};
+  pinned->cpus_allowed.set(1);
+  s.k.spawn("waker", [&](Proc& p) { return waker_of_two(p, &pinned_wq, &wq, &flag, &sleeping); }, 0);
+  check_golden("cfs_waker_waits_until_switch_to_next", s, trace);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(target_cpu_of(trace, "sched_wakeup: comm=pinned"), 1);
+  EXPECT_EQ(target_cpu_of(trace, "sched_wakeup: comm=sleeper"), 0);
+  EXPECT_EQ(stats.summarize(s.k).wakeups_waited_for_switch, 1);
+}
+
+// A waker's spin must not keep the event queue alive: once everything has
+// blocked for good after one, the run ends as a deadlock.
+TEST(Golden, ADeadlockAfterASwitchSpinIsReported) {
+  TinySim s("1s2c1t", "linux-4.0");
+  kernel::WaitQueue wq, never;
+  bool flag = false, sleeping = false, forever = false;
+  s.k.spawn("sleeper", [&](Proc& p) -> Co<void> {
+    co_await announced_blocker(p, &wq, &flag, &sleeping);
+    co_await p.wait_event(never, [&] { return forever; }, "never");
+  }, 1);
+  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
+    co_await eager_waker(p, &wq, &flag, &sleeping);
+    co_await p.wait_event(never, [&] { return forever; }, "never");
+  }, 0);
+  const auto r = s.k.run(10LL * 1000 * 1000 * 1000, 50000000);
+  EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Deadlock);
+  EXPECT_LT(r.end_ns, 1000000);
+}
