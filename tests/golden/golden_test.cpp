@@ -229,12 +229,33 @@ Co<void> announced_blocker(Proc& p, kernel::WaitQueue* wq, bool* flag, bool* sle
   co_await p.wait_event(*wq, [flag] { return *flag; }, "test_wait");
   co_await p.user(20000);
 }
-Co<void> eager_waker(Proc& p, kernel::WaitQueue* wq, bool* flag, const bool* sleeping) {
+// Polls until the sleeper has blocked, then wakes `first` (if given) and it.
+Co<void> eager_waker(Proc& p, kernel::WaitQueue* first, kernel::WaitQueue* wq, bool* flag,
+                     const bool* sleeping) {
   while (!*sleeping) co_await p.user(100);  // a user-mode poll: wakes within ~0.1 us
   *flag = true;
+  if (first) co_await p.wake_up(*first, 1, 0);
   co_await p.wake_up(*wq, 1, kernel::WF_SYNC);
   co_await p.user(100000);
 }
+
+// 1s2c1t, 4.0: a sleeper on CPU 1, traced and counted; the waker goes on CPU 0.
+struct SwitchOutScenario {
+  TinySim s{"1s2c1t", "linux-4.0"};
+  obs::FtraceWriter trace{2};
+  obs::StatsCollector stats{s.k.domains().level_names()};
+  kernel::WaitQueue wq, first_wq;
+  bool flag = false, sleeping = false;
+  SwitchOutScenario() {
+    s.k.add_observer(&trace);
+    s.k.add_observer(&stats);
+    s.k.spawn("sleeper", [this](Proc& p) { return announced_blocker(p, &wq, &flag, &sleeping); }, 1);
+  }
+  void spawn_waker(bool wake_first) {
+    kernel::WaitQueue* first = wake_first ? &first_wq : nullptr;
+    s.k.spawn("waker", [this, first](Proc& p) { return eager_waker(p, first, &wq, &flag, &sleeping); }, 0);
+  }
+};
 }  // namespace
 
 // try_to_wake_up() waits while the wakee's old CPU is still in schedule()
@@ -245,33 +266,15 @@ Co<void> eager_waker(Proc& p, kernel::WaitQueue* wq, bool* flag, const bool* sle
 // sleeper goes back to CPU 1. Without the wait it would see CPU 1 busy and
 // queue the sleeper behind itself on CPU 0.
 TEST(Golden, CfsWakerWaitsForTheWakeesSwitchOut) {
-  TinySim s("1s2c1t", "linux-4.0");
-  obs::FtraceWriter trace(2);
-  obs::StatsCollector stats(s.k.domains().level_names());
-  s.k.add_observer(&trace);
-  s.k.add_observer(&stats);
-  kernel::WaitQueue wq;
-  bool flag = false, sleeping = false;
-  s.k.spawn("sleeper", [&](Proc& p) { return announced_blocker(p, &wq, &flag, &sleeping); }, 1);
-  s.k.spawn("waker", [&](Proc& p) { return eager_waker(p, &wq, &flag, &sleeping); }, 0);
-  check_golden("cfs_waker_waits_for_switch_out", s, trace);
+  SwitchOutScenario x;
+  x.spawn_waker(false);
+  check_golden("cfs_waker_waits_for_switch_out", x.s, x.trace);
   if (::testing::Test::IsSkipped()) return;
-  EXPECT_EQ(target_cpu_of(trace, "sched_wakeup: comm=sleeper"), 1);
-  const obs::Summary sum = stats.summarize(s.k);
+  EXPECT_EQ(target_cpu_of(x.trace, "sched_wakeup: comm=sleeper"), 1);
+  const obs::Summary sum = x.stats.summarize(x.s.k);
   EXPECT_EQ(sum.wakeups_waited_for_switch, 1);
   EXPECT_GT(sum.switch_wait_ns, 0);
 }
-
-namespace {
-Co<void> waker_of_two(Proc& p, kernel::WaitQueue* pinned_wq, kernel::WaitQueue* wq, bool* flag,
-                      const bool* sleeping) {
-  while (!*sleeping) co_await p.user(100);
-  *flag = true;
-  co_await p.wake_up(*pinned_wq, 1, 0);  // queued on CPU 1 during its newidle path
-  co_await p.wake_up(*wq, 1, kernel::WF_SYNC);
-  co_await p.user(100000);
-}
-}  // namespace
 
 // The wait also ends when the switch goes to another task: here CPU 1 has
 // found nothing to run and is on its newidle path when the waker on CPU 0
@@ -280,24 +283,18 @@ Co<void> waker_of_two(Proc& p, kernel::WaitQueue* pinned_wq, kernel::WaitQueue* 
 // in segment_done()), then places the sleeper: CPU 1 is busy, so it goes to
 // the waker's CPU.
 TEST(Golden, CfsWakerWaitsUntilTheSwitchToTheNextTask) {
-  TinySim s("1s2c1t", "linux-4.0");
-  obs::FtraceWriter trace(2);
-  obs::StatsCollector stats(s.k.domains().level_names());
-  s.k.add_observer(&trace);
-  s.k.add_observer(&stats);
-  kernel::WaitQueue wq, pinned_wq;
-  bool flag = false, sleeping = false;
-  s.k.spawn("sleeper", [&](Proc& p) { return announced_blocker(p, &wq, &flag, &sleeping); }, 1);
+  SwitchOutScenario x;
+  // Woken first, queued on CPU 1 during its newidle path.
   kernel::Task* pinned =
-      s.k.spawn("pinned", [&](Proc& p) { return blocker(p, &pinned_wq, &flag); }, 1);
+      x.s.k.spawn("pinned", [&](Proc& p) { return blocker(p, &x.first_wq, &x.flag); }, 1);
   pinned->cpus_allowed = hw::CpuMask{};
   pinned->cpus_allowed.set(1);
-  s.k.spawn("waker", [&](Proc& p) { return waker_of_two(p, &pinned_wq, &wq, &flag, &sleeping); }, 0);
-  check_golden("cfs_waker_waits_until_switch_to_next", s, trace);
+  x.spawn_waker(true);
+  check_golden("cfs_waker_waits_until_switch_to_next", x.s, x.trace);
   if (::testing::Test::IsSkipped()) return;
-  EXPECT_EQ(target_cpu_of(trace, "sched_wakeup: comm=pinned"), 1);
-  EXPECT_EQ(target_cpu_of(trace, "sched_wakeup: comm=sleeper"), 0);
-  EXPECT_EQ(stats.summarize(s.k).wakeups_waited_for_switch, 1);
+  EXPECT_EQ(target_cpu_of(x.trace, "sched_wakeup: comm=pinned"), 1);
+  EXPECT_EQ(target_cpu_of(x.trace, "sched_wakeup: comm=sleeper"), 0);
+  EXPECT_EQ(x.stats.summarize(x.s.k).wakeups_waited_for_switch, 1);
 }
 
 // A waker's spin must not keep the event queue alive: once everything has
@@ -311,7 +308,7 @@ TEST(Golden, ADeadlockAfterASwitchSpinIsReported) {
     co_await p.wait_event(never, [&] { return forever; }, "never");
   }, 1);
   s.k.spawn("waker", [&](Proc& p) -> Co<void> {
-    co_await eager_waker(p, &wq, &flag, &sleeping);
+    co_await eager_waker(p, nullptr, &wq, &flag, &sleeping);
     co_await p.wait_event(never, [&] { return forever; }, "never");
   }, 0);
   const auto r = s.k.run(10LL * 1000 * 1000 * 1000, 50000000);
