@@ -117,23 +117,34 @@ Co<void> waking_hog(Proc& p, kernel::WaitQueue* wq, bool* flag) {
   co_await p.user(400000);
 }
 
+// The seed-000 scenarios' machine: 2s2c1t (CPUs 0-1 on socket 0, 2-3 on
+// socket 1), Linux 4.0 with `features`, traced; sleepers share one queue.
+struct TwoSocketScenario {
+  TinySim s;
+  obs::FtraceWriter trace{4};
+  kernel::WaitQueue wq;
+  bool flag = false;
+  explicit TwoSocketScenario(const char* features) : s("2s2c1t", "linux-4.0", 1, features) {
+    s.k.add_observer(&trace);
+  }
+  // Runs `program` as a new task on `cpu` once `at_ns` of simulated time has passed.
+  void spawn_at(int64_t at_ns, const char* comm, kernel::Program program, int cpu) {
+    s.k.events().schedule(sim::Time(at_ns), sim::Phase::Control,
+                          [this, comm, program, cpu] { s.k.spawn(comm, program, cpu); });
+  }
+};
+
 // Seed 000's mechanism on a 2-socket machine (CPUs 0-1 on socket 0, 2-3 on
 // socket 1): socket 0 is fully busy, socket 1 idle. A task that last ran on
 // CPU 1 is woken by the hog on CPU 0. Returns the CPU it is woken onto.
 int seed000_wakeup(const char* features, const char* golden) {
-  TinySim s("2s2c1t", "linux-4.0", 1, features);
-  obs::FtraceWriter trace(4);
-  s.k.add_observer(&trace);
-  kernel::WaitQueue wq;
-  bool flag = false;
-  s.k.spawn("sleeper", [&](Proc& p) { return blocker(p, &wq, &flag); }, 1);
-  s.k.spawn("hog0", [&](Proc& p) { return waking_hog(p, &wq, &flag); }, 0);
+  TwoSocketScenario x(features);
+  x.s.k.spawn("sleeper", [&](Proc& p) { return blocker(p, &x.wq, &x.flag); }, 1);
+  x.s.k.spawn("hog0", [&](Proc& p) { return waking_hog(p, &x.wq, &x.flag); }, 0);
   // Once the sleeper has slept on CPU 1, a hog takes CPU 1 over.
-  s.k.events().schedule(sim::Time(50000), sim::Phase::Control, [&] {
-    s.k.spawn("hog1", [](Proc& p) { return hog(p, 500000, 100000); }, 1);
-  });
-  check_golden(golden, s, trace);
-  return target_cpu_of(trace, "sched_wakeup: comm=sleeper");
+  x.spawn_at(50000, "hog1", [](Proc& p) { return hog(p, 500000, 100000); }, 1);
+  check_golden(golden, x.s, x.trace);
+  return target_cpu_of(x.trace, "sched_wakeup: comm=sleeper");
 }
 }  // namespace
 
@@ -170,24 +181,18 @@ Co<void> late_blocker(Proc& p, kernel::WaitQueue* wq, bool* flag) {
 // puts s3 behind one of them, while CPU 0 goes idle. Returns s3's CPU;
 // `inflight` gets the policy's count of fall-throughs onto a wakeup in flight.
 int batch_wakeup(const char* features, const char* golden, int64_t* inflight) {
-  TinySim s("2s2c1t", "linux-4.0", 1, features);
-  obs::FtraceWriter trace(4);
-  s.k.add_observer(&trace);
-  kernel::WaitQueue wq;
-  bool flag = false;
-  s.k.spawn("s1", [&](Proc& p) { return blocker(p, &wq, &flag); }, 2);
-  s.k.spawn("s2", [&](Proc& p) { return blocker(p, &wq, &flag); }, 3);
-  s.k.spawn("s3", [&](Proc& p) { return late_blocker(p, &wq, &flag); }, 0);
-  s.k.spawn("hog1", [](Proc& p) { return hog(p, 500000, 100000); }, 1);
+  TwoSocketScenario x(features);
+  x.s.k.spawn("s1", [&](Proc& p) { return blocker(p, &x.wq, &x.flag); }, 2);
+  x.s.k.spawn("s2", [&](Proc& p) { return blocker(p, &x.wq, &x.flag); }, 3);
+  x.s.k.spawn("s3", [&](Proc& p) { return late_blocker(p, &x.wq, &x.flag); }, 0);
+  x.s.k.spawn("hog1", [](Proc& p) { return hog(p, 500000, 100000); }, 1);
   // Once every sleeper sleeps, the waker starts on CPU 0.
-  s.k.events().schedule(sim::Time(50000), sim::Phase::Control, [&] {
-    s.k.spawn("waker", [&](Proc& p) { return waking_exiter(p, &wq, &flag); }, 0);
-  });
-  check_golden(golden, s, trace);
+  x.spawn_at(50000, "waker", [&](Proc& p) { return waking_exiter(p, &x.wq, &x.flag); }, 0);
+  check_golden(golden, x.s, x.trace);
   *inflight = -1;
-  for (const auto& [name, value] : s.k.policy().stats())
+  for (const auto& [name, value] : x.s.k.policy().stats())
     if (name == "wake_idle_cpu_slow_path_inflight") *inflight = value;
-  return target_cpu_of(trace, "sched_waking: comm=s3");
+  return target_cpu_of(x.trace, "sched_waking: comm=s3");
 }
 }  // namespace
 
