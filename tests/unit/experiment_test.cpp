@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 
 #include "experiment/experiment.hpp"
@@ -78,6 +79,28 @@ TEST(Experiment, LoadsAndValidatesFiles) {
   EXPECT_THROW(experiment::load_experiment(path), std::invalid_argument);
   EXPECT_THROW(experiment::load_experiment("/nonexistent.toml"), std::invalid_argument);
   std::remove(path.c_str());
+}
+
+// Every experiment shipped in experiments/ names a machine, kernel,
+// features and sysctls that exist, so none fails minutes into a run.
+TEST(Experiment, EveryShippedExperimentIsValid) {
+  int files = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(SCHEDLAB_SOURCE_DIR) + "/experiments")) {
+    if (e.path().extension() != ".toml") continue;
+    ++files;
+    SCOPED_TRACE(e.path().string());
+    experiment::Experiment x;
+    ASSERT_NO_THROW(x = experiment::load_experiment(e.path().string()));
+    hw::Machine machine(hw::load_machine(x.machine));
+    for (const auto& v : x.variants) {
+      const std::string kname =
+          !v.kernel.empty() ? v.kernel : !x.kernel.empty() ? x.kernel : machine.profile().default_kernel;
+      kernel::KernelConfig cfg(kernel::load_preset(kname));
+      EXPECT_NO_THROW(cfg.apply_features(v.features)) << v.name;
+      for (const auto& s : v.sysctls) EXPECT_NO_THROW(cfg.apply_sysctl(s)) << v.name << ": " << s;
+    }
+  }
+  EXPECT_GE(files, 5);
 }
 
 // One run of a benchmark on a machine with the machine's default kernel.
