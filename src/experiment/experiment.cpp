@@ -10,6 +10,8 @@
 #include <thread>
 #include <toml++/toml.h>
 
+#include "hw/machine.hpp"
+#include "kernel/features.hpp"
 #include "sim/rng.hpp"
 
 namespace experiment {
@@ -60,12 +62,26 @@ Experiment load_experiment(const std::string& path) {
   }
   if (x.variants.empty()) x.variants.push_back({"baseline", "", "", {}});
   if (x.workloads.empty()) throw std::invalid_argument(path + ": no [[workloads]]");
-  // Validate early: bad names fail before any simulation runs.
+  // Validate early: bad names fail before any simulation runs, not after
+  // every other run of the experiment has finished.
   for (const auto& w : x.workloads) {
     std::string b;
     std::vector<std::string> a;
     parse_command(w.command, b, a);
     workload::make_bench(b, a);
+  }
+  const hw::Machine machine(hw::load_machine(x.machine));
+  for (const auto& v : x.variants) {
+    const std::string kname = !v.kernel.empty()   ? v.kernel
+                              : !x.kernel.empty() ? x.kernel
+                                                  : machine.profile().default_kernel;
+    try {
+      kernel::KernelConfig cfg(kernel::load_preset(kname));
+      cfg.apply_features(v.features);
+      for (const auto& s : v.sysctls) cfg.apply_sysctl(s);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(path + ": variant '" + v.name + "': " + e.what());
+    }
   }
   return x;
 }
