@@ -1,5 +1,6 @@
 #include "experiment/experiment.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -349,6 +350,39 @@ std::string format_table(const ExperimentResult& r) {
                   static_cast<long long>(s.wakeups_remote), static_cast<long long>(s.wake_affine_pulls), rd, p99,
                   idle_pct, balbuf, wasted, spin);
     o << buf;
+  }
+  // Where the migrations happened: a cross-socket move costs a remote
+  // refill, a sibling move almost nothing, so the total alone can mislead.
+  std::vector<std::string> levels;
+  for (const char* known : {"SMT", "MC", "DIE", "NUMA"})
+    for (const auto& st : r.stats)
+      if (std::get<2>(st).migrations_by_level.count(known)) {
+        levels.emplace_back(known);
+        break;
+      }
+  for (const auto& st : r.stats)
+    for (const auto& [lvl, n] : std::get<2>(st).migrations_by_level)
+      if (std::find(levels.begin(), levels.end(), lvl) == levels.end()) levels.push_back(lvl);
+  if (!levels.empty()) {
+    o << "\nMigrations by level (the lowest sched domain spanning both CPUs; mean over repeats):\n";
+    std::snprintf(buf, sizeof buf, "%-34s %-18s", "workload", "variant");
+    o << buf;
+    for (const auto& l : levels) {
+      std::snprintf(buf, sizeof buf, " %9s", l.c_str());
+      o << buf;
+    }
+    o << "\n";
+    for (const auto& [wl, var, s] : r.stats) {
+      std::snprintf(buf, sizeof buf, "%-34s %-18s", wl.c_str(), var.c_str());
+      o << buf;
+      for (const auto& l : levels) {
+        const auto it = s.migrations_by_level.find(l);
+        std::snprintf(buf, sizeof buf, " %9lld",
+                      static_cast<long long>(it == s.migrations_by_level.end() ? 0 : it->second));
+        o << buf;
+      }
+      o << "\n";
+    }
   }
   for (const auto& p : r.problems) o << "PROBLEM: " << p << "\n";
   return o.str();
