@@ -71,15 +71,19 @@ Experiment load_experiment(const std::string& path) {
     parse_command(w.command, b, a);
     workload::make_bench(b, a);
   }
-  const hw::Machine machine(hw::load_machine(x.machine));
+  std::string default_kernel;
+  try {
+    default_kernel = hw::load_machine(x.machine).default_kernel;
+  } catch (const std::exception& e) {
+    throw std::invalid_argument(path + ": " + e.what());
+  }
   for (const auto& v : x.variants) {
-    const std::string kname = !v.kernel.empty()   ? v.kernel
-                              : !x.kernel.empty() ? x.kernel
-                                                  : machine.profile().default_kernel;
+    const std::string kname = !v.kernel.empty() ? v.kernel : !x.kernel.empty() ? x.kernel : default_kernel;
     try {
       kernel::KernelConfig cfg(kernel::load_preset(kname));
       cfg.apply_features(v.features);
       for (const auto& s : v.sysctls) cfg.apply_sysctl(s);
+      cfg.check_consistent();
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(path + ": variant '" + v.name + "': " + e.what());
     }

@@ -178,6 +178,13 @@ void KernelConfig::apply_sysctl(const std::string& assignment) {
   it->second = v;
 }
 
+void KernelConfig::check_consistent() const {
+  if (feat("WAKE_IDLE_CPU") && feat("WAKE_IDLE_CPU_LITERAL"))
+    throw std::invalid_argument("WAKE_IDLE_CPU and WAKE_IDLE_CPU_LITERAL are two readings of one patch: pick one");
+  if (feat("SD_WAKE_IDLE") && (feat("WAKE_IDLE_CPU") || feat("WAKE_IDLE_CPU_LITERAL")))
+    throw std::invalid_argument("SD_WAKE_IDLE is what the WAKE_IDLE_CPU patch was compared with: pick one");
+}
+
 bool KernelConfig::feat(const std::string& name) const {
   auto it = preset_.features.find(name);
   if (it == preset_.features.end()) throw std::logic_error("feature not declared: " + name);

@@ -46,6 +46,9 @@ class KernelConfig {
   void apply_features(const std::string& list);
   // "name=value". Throws on unknown names or absurd values.
   void apply_sysctl(const std::string& assignment);
+  // Throws if features that exclude each other are both set (two readings
+  // of one patch, or a patch and what it was compared with).
+  void check_consistent() const;
   [[nodiscard]] bool feat(const std::string& name) const;
   [[nodiscard]] int64_t sysctl(const std::string& name) const;
   [[nodiscard]] const Preset& preset() const { return preset_; }

@@ -93,12 +93,13 @@ TEST(Experiment, EveryShippedExperimentIsValid) {
   EXPECT_GE(files, 5);
 }
 
-TEST(Experiment, LoadingRejectsAnUnknownFeatureOrSysctl) {
+TEST(Experiment, LoadingRejectsABadVariant) {
   const std::string path = "/tmp/schedlab_experiment_variant_test.toml";
   const std::string head = "name = \"t\"\nmachine = \"1s2c1t\"\nkernel = \"linux-4.0\"\n";
   const std::string pipe = "[[workloads]]\ncommand = \"perf bench sched pipe -l 10\"\n";
-  for (const std::string variant : {"features = \"NO_SUCH_FEATURE\"\n", "sysctls = [\"no_such_sysctl=1\"]\n",
-                                    "kernel = \"linux-9.9\"\n"}) {
+  for (const std::string variant :
+       {"features = \"NO_SUCH_FEATURE\"\n", "sysctls = [\"no_such_sysctl=1\"]\n", "kernel = \"linux-9.9\"\n",
+        "features = \"WAKE_IDLE_CPU,WAKE_IDLE_CPU_LITERAL\"\n"}) {
     {
       std::ofstream f(path);
       f << head << "[[variants]]\nname = \"v\"\n" << variant << pipe;

@@ -362,11 +362,7 @@ Cfs::Cfs(SchedCore& core) : core_(core) {
   const int n = core.nr_cpus();
   rqs_.resize(static_cast<size_t>(n));
   migration_cost_ = core.config().sysctl("sched_migration_cost_ns");
-  if (core.config().feat("WAKE_IDLE_CPU") && core.config().feat("WAKE_IDLE_CPU_LITERAL"))
-    throw std::invalid_argument("WAKE_IDLE_CPU and WAKE_IDLE_CPU_LITERAL are two readings of one patch: pick one");
-  if (core.config().feat("SD_WAKE_IDLE") &&
-      (core.config().feat("WAKE_IDLE_CPU") || core.config().feat("WAKE_IDLE_CPU_LITERAL")))
-    throw std::invalid_argument("SD_WAKE_IDLE is what the WAKE_IDLE_CPU patch was compared with: pick one");
+  core.config().check_consistent();
   for (int c = 0; c < n; ++c) {
     Rq& r = rq(c);
     r.avg_idle = 2 * migration_cost_;  // sched_init()
