@@ -212,4 +212,21 @@ int64_t Machine::transfer_cost(int from, int to, int64_t bytes) const {
          line_transfer(from, to);
 }
 
+// The warm part moves from the old CPU's private cache at the line cost of
+// the distance. The evicted part was pushed out to the old CPU's last-level
+// cache (or, without a shared one, to memory behind its bus), so it is
+// refilled from there: at LLC cost if `to` shares that cache, otherwise from
+// the old CPU's side at no less than the distance's line cost. The new
+// socket's LLC never held those lines.
+int64_t Machine::refill_cost(int from, int to, int64_t bytes, int64_t warm_permille) const {
+  const int64_t lines = (bytes + costs().cache_line_bytes - 1) / costs().cache_line_bytes;
+  const int64_t batches = std::max<int64_t>(1, (lines + costs().refill_mlp - 1) / costs().refill_mlp);
+  const bool shared_llc = topo().llc_mask(to).weight() > topo().smt_mask(to).weight();
+  int64_t cold_line = shared_llc ? costs().line_transfer_llc : costs().line_transfer_node;
+  if (!topo().llc_mask(to).test(from)) cold_line = std::max(cold_line, line_transfer(from, to));
+  int64_t cost = (1000 - warm_permille) * batches * cold_line / 1000;
+  if (from != to) cost += warm_permille * transfer_cost(from, to, bytes) / 1000;
+  return cost;
+}
+
 }  // namespace hw

@@ -77,6 +77,9 @@ class Machine {
   // Cost of moving `bytes` of data last touched on `from` to `to`.
   [[nodiscard]] int64_t line_transfer(int from, int to) const;
   [[nodiscard]] int64_t transfer_cost(int from, int to, int64_t bytes) const;
+  // Cost for `to` of running a task whose working set of `bytes` was last
+  // used on `from`, of which `warm_permille` is still in from's private cache.
+  [[nodiscard]] int64_t refill_cost(int from, int to, int64_t bytes, int64_t warm_permille) const;
 
  private:
   MachineProfile profile_;

@@ -477,21 +477,14 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
 
 // Cache warmth: a task's working set stays in the private cache of the CPU
 // it last ran on until other tasks' working sets, run there since, have
-// filled that cache. What is still warm moves with the task at the
-// cache-line transfer cost of the distance; what was evicted is refilled
-// from the last-level cache (or, without a shared LLC, over the bus).
+// filled that cache. What the move costs for the warm and the evicted part
+// is the hardware's (hw::Machine::refill_cost()).
 int64_t Kernel::cache_refill(const Task* t, int c) const {
   const auto& costs = machine_.costs();
   const int src = t->processor;
   const int64_t others = std::min(cpu(src).bytes_touched - t->cache_mark, costs.private_cache_bytes);
   const int64_t warm = 1000 - others * 1000 / costs.private_cache_bytes;
-  const int64_t lines = (t->working_set_bytes + costs.cache_line_bytes - 1) / costs.cache_line_bytes;
-  const int64_t batches = std::max<int64_t>(1, (lines + costs.refill_mlp - 1) / costs.refill_mlp);
-  const bool shared_llc = machine_.topo().llc_mask(c).weight() > machine_.topo().smt_mask(c).weight();
-  const int64_t refill_cold = batches * (shared_llc ? costs.line_transfer_llc : costs.line_transfer_node);
-  int64_t cost = (1000 - warm) * refill_cold / 1000;
-  if (src != c) cost += warm * machine_.transfer_cost(src, c, t->working_set_bytes) / 1000;
-  return cost;
+  return machine_.refill_cost(src, c, t->working_set_bytes, warm);
 }
 
 void Kernel::enter_idle(int c) {

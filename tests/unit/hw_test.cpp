@@ -75,3 +75,24 @@ TEST(Machine, SmtSiblingSharesThroughput) {
   EXPECT_GT(m.transfer_cost(0, 8, 4096), m.transfer_cost(0, 1, 4096));
   EXPECT_EQ(m.transfer_cost(0, 0, 4096), 0);
 }
+
+TEST(Machine, EvictedLinesRefillFromTheOldCpusSide) {
+  hw::Machine m(hw::load_machine("haswell-2s8c2t"));
+  const auto& c = m.costs();
+  const int64_t batches = 16 * 1024 / c.cache_line_bytes / c.refill_mlp;
+  // Staying put: the warm part costs nothing, the evicted part comes from the LLC.
+  EXPECT_EQ(m.refill_cost(0, 0, 16 * 1024, 1000), 0);
+  EXPECT_EQ(m.refill_cost(0, 0, 16 * 1024, 0), batches * c.line_transfer_llc);
+  // Within the socket both parts come over the LLC.
+  EXPECT_EQ(m.refill_cost(0, 1, 16 * 1024, 0), batches * c.line_transfer_llc);
+  EXPECT_EQ(m.refill_cost(0, 1, 16 * 1024, 1000), batches * c.line_transfer_llc);
+  // Across sockets the evicted part sits in the other socket's LLC, not in ours.
+  EXPECT_EQ(m.refill_cost(0, 8, 16 * 1024, 0), batches * c.line_transfer_remote);
+  EXPECT_EQ(m.refill_cost(0, 8, 16 * 1024, 500), batches * c.line_transfer_remote);
+  // Without a shared LLC the evicted part comes over the bus either way.
+  hw::Machine p4(hw::load_machine("p4xeon-4way"));
+  const auto& pc = p4.costs();
+  const int64_t p4_batches = 16 * 1024 / pc.cache_line_bytes / pc.refill_mlp;
+  EXPECT_EQ(p4.refill_cost(0, 0, 16 * 1024, 0), p4_batches * pc.line_transfer_node);
+  EXPECT_EQ(p4.refill_cost(0, 1, 16 * 1024, 0), p4_batches * pc.line_transfer_node);
+}
