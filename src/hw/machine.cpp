@@ -219,6 +219,7 @@ int64_t Machine::transfer_cost(int from, int to, int64_t bytes) const {
 // the old CPU's side at no less than the distance's line cost. The new
 // socket's LLC never held those lines.
 int64_t Machine::refill_cost(int from, int to, int64_t bytes, int64_t warm_permille) const {
+  if (from < 0) from = to;  // never ran: nothing to bring over, a local fill
   const int64_t lines = (bytes + costs().cache_line_bytes - 1) / costs().cache_line_bytes;
   const int64_t batches = std::max<int64_t>(1, (lines + costs().refill_mlp - 1) / costs().refill_mlp);
   const bool shared_llc = topo().llc_mask(to).weight() > topo().smt_mask(to).weight();

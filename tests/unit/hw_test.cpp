@@ -83,6 +83,10 @@ TEST(Machine, EvictedLinesRefillFromTheOldCpusSide) {
   // Staying put: the warm part costs nothing, the evicted part comes from the LLC.
   EXPECT_EQ(m.refill_cost(0, 0, 16 * 1024, 1000), 0);
   EXPECT_EQ(m.refill_cost(0, 0, 16 * 1024, 0), batches * c.line_transfer_llc);
+  // The SMT sibling shares the private cache's contents at sibling cost; what
+  // was evicted still comes from the shared LLC.
+  EXPECT_EQ(m.refill_cost(0, 16, 16 * 1024, 1000), batches * c.line_transfer_smt);
+  EXPECT_EQ(m.refill_cost(0, 16, 16 * 1024, 0), batches * c.line_transfer_llc);
   // Within the socket both parts come over the LLC.
   EXPECT_EQ(m.refill_cost(0, 1, 16 * 1024, 0), batches * c.line_transfer_llc);
   EXPECT_EQ(m.refill_cost(0, 1, 16 * 1024, 1000), batches * c.line_transfer_llc);
