@@ -17,6 +17,41 @@
 
 namespace experiment {
 
+namespace {
+struct StatMetric {
+  const char* name;
+  const char* unit;
+  double (*value)(const obs::Summary&);
+};
+// Lower is better for each of them.
+const StatMetric STAT_METRICS[] = {
+    {"run_delay_avg", "us", [](const obs::Summary& s) { return s.run_delay_avg_us; }},
+    {"run_delay_p99", "us", [](const obs::Summary& s) { return s.run_delay_p99_us; }},
+    // taskstats cpu_delay_total / cpu_count, the statistic seed 000 was judged by.
+    {"sched_delay_avg", "us", [](const obs::Summary& s) { return s.sched_delay_avg_us; }},
+    // Wakeups placed on a busy CPU while another CPU was idle.
+    {"busy_wakeups", "", [](const obs::Summary& s) { return static_cast<double>(s.busy_placements); }},
+    // CPU time idle while a task waited on a runqueue.
+    {"wasted_cpu", "ms", [](const obs::Summary& s) { return static_cast<double>(s.wasted_ns) / 1e6; }},
+    {"context_switches", "", [](const obs::Summary& s) { return static_cast<double>(s.context_switches); }},
+    {"migrations", "", [](const obs::Summary& s) { return static_cast<double>(s.migrations); }},
+};
+}  // namespace
+
+std::vector<std::string> stat_metric_names() {
+  std::vector<std::string> v;
+  for (const auto& m : STAT_METRICS) v.emplace_back(m.name);
+  return v;
+}
+
+std::vector<workload::Metric> stat_metrics_of(const obs::Summary& s, const std::vector<std::string>& names) {
+  std::vector<workload::Metric> out;
+  for (const auto& n : names)
+    for (const auto& m : STAT_METRICS)
+      if (n == m.name) out.push_back({m.name, m.unit, false, m.value(s)});
+  return out;
+}
+
 Experiment load_experiment(const std::string& path) {
   toml::table t;
   try {
@@ -59,6 +94,18 @@ Experiment load_experiment(const std::string& path) {
       if (wl.instances < 1 || wl.instances > 4096)
         throw std::invalid_argument(path + ": instances must be 1..4096");
       x.workloads.push_back(wl);
+    }
+  }
+  if (auto* sm = t["stat_metrics"].as_array()) {
+    const auto known = stat_metric_names();
+    for (auto& n : *sm) {
+      const std::string name = n.value_or(std::string());
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string list;
+        for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+        throw std::invalid_argument(path + ": unknown stat_metrics entry '" + name + "' (known: " + list + ")");
+      }
+      x.stat_metrics.push_back(name);
     }
   }
   if (x.variants.empty()) x.variants.push_back({"baseline", "", "", {}});
@@ -184,7 +231,9 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         if (!o.invariant_errors.empty())
           res.problems.push_back(exp.workloads[w].name + " / " + exp.variants[v].name +
                                  ": invariant violated: " + o.invariant_errors);
-        for (const auto& m : o.output.metrics) {
+        std::vector<workload::Metric> metrics = o.output.metrics;
+        for (auto& m : stat_metrics_of(o.stats, exp.stat_metrics)) metrics.push_back(std::move(m));
+        for (const auto& m : metrics) {
           auto& c = cells[m.name];
           if (c.values.empty()) order.push_back(m.name);
           c.workload = exp.workloads[w].name;

@@ -33,9 +33,18 @@ struct Experiment {
   uint64_t seed = 1;
   std::vector<Variant> variants;
   std::vector<Workload> workloads;
+  // Kernel statistics to tabulate like benchmark metrics, with a confidence
+  // interval per variant (names from stat_metric_names()).
+  std::vector<std::string> stat_metrics;
 };
 
 Experiment load_experiment(const std::string& path);
+
+// The kernel statistics an experiment may list in `stat_metrics`, and their
+// values for one run: the counters that explain a result, so that a change
+// in them can be tested against noise like the benchmark's own figure.
+std::vector<std::string> stat_metric_names();
+std::vector<workload::Metric> stat_metrics_of(const obs::Summary& s, const std::vector<std::string>& names);
 
 struct CellResult {  // one workload x variant x metric
   std::string workload, variant, metric, unit;

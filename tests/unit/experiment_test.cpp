@@ -93,6 +93,45 @@ TEST(Experiment, EveryShippedExperimentIsValid) {
   EXPECT_GE(files, 5);
 }
 
+// Kernel statistics listed in stat_metrics are tabulated like the
+// benchmark's metrics: one value per repeat, taken from that run's summary,
+// and tested against noise. An unknown name fails at load.
+TEST(Experiment, StatMetricsComeFromEachRunsSummary) {
+  const std::string path = "/tmp/schedlab_experiment_stat_test.toml";
+  const std::string head = "name = \"t\"\nmachine = \"1s2c1t\"\nkernel = \"linux-4.0\"\nrepeats = 2\n";
+  const std::string pipe = "[[workloads]]\ncommand = \"perf bench sched pipe -l 200\"\n";
+  {
+    std::ofstream f(path);
+    f << head << "stat_metrics = [\"run_delay_avg\", \"context_switches\"]\n" << pipe;
+  }
+  auto x = experiment::load_experiment(path);
+  ASSERT_EQ(x.stat_metrics, (std::vector<std::string>{"run_delay_avg", "context_switches"}));
+  auto r = experiment::run_experiment(x, 1);
+  const experiment::CellResult* delay = nullptr;
+  const experiment::CellResult* switches = nullptr;
+  for (const auto& c : r.cells) {
+    if (c.metric == "run_delay_avg") delay = &c;
+    if (c.metric == "context_switches") switches = &c;
+  }
+  ASSERT_NE(delay, nullptr);
+  ASSERT_NE(switches, nullptr);
+  ASSERT_EQ(switches->values.size(), 2u);
+  EXPECT_FALSE(delay->higher_is_better);
+  EXPECT_EQ(delay->unit, "us");
+  // The table's Why section averages the same summaries.
+  const obs::Summary& avg = std::get<2>(r.stats.front());
+  EXPECT_NEAR(switches->mean, static_cast<double>(avg.context_switches), 0.5);
+  EXPECT_GT(switches->mean, 400);  // 200 round trips, two switches each way
+  EXPECT_GT(delay->mean, 0);
+  EXPECT_NE(experiment::format_table(r).find("run_delay_avg"), std::string::npos);
+  {
+    std::ofstream f(path);
+    f << head << "stat_metrics = [\"no_such_statistic\"]\n" << pipe;
+  }
+  EXPECT_THROW(experiment::load_experiment(path), std::invalid_argument);
+  std::remove(path.c_str());
+}
+
 TEST(Experiment, LoadingRejectsABadVariant) {
   const std::string path = "/tmp/schedlab_experiment_variant_test.toml";
   const std::string head = "name = \"t\"\nmachine = \"1s2c1t\"\nkernel = \"linux-4.0\"\n";
