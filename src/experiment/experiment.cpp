@@ -23,18 +23,19 @@ struct StatMetric {
   const char* unit;
   double (*value)(const obs::Summary&);
 };
-// Lower is better for each of them.
+// All are costs, so lower counts as better: less waiting for a CPU, fewer
+// idle CPUs passed over, less switching and migrating work.
 const StatMetric STAT_METRICS[] = {
     {"run_delay_avg", "us", [](const obs::Summary& s) { return s.run_delay_avg_us; }},
     {"run_delay_p99", "us", [](const obs::Summary& s) { return s.run_delay_p99_us; }},
     // taskstats cpu_delay_total / cpu_count, the statistic seed 000 was judged by.
     {"sched_delay_avg", "us", [](const obs::Summary& s) { return s.sched_delay_avg_us; }},
     // Wakeups placed on a busy CPU while another CPU was idle.
-    {"busy_wakeups", "", [](const obs::Summary& s) { return static_cast<double>(s.busy_placements); }},
+    {"busy_wakeups", "wakeups", [](const obs::Summary& s) { return static_cast<double>(s.busy_placements); }},
     // CPU time idle while a task waited on a runqueue.
     {"wasted_cpu", "ms", [](const obs::Summary& s) { return static_cast<double>(s.wasted_ns) / 1e6; }},
-    {"context_switches", "", [](const obs::Summary& s) { return static_cast<double>(s.context_switches); }},
-    {"migrations", "", [](const obs::Summary& s) { return static_cast<double>(s.migrations); }},
+    {"context_switches", "switches", [](const obs::Summary& s) { return static_cast<double>(s.context_switches); }},
+    {"migrations", "migrations", [](const obs::Summary& s) { return static_cast<double>(s.migrations); }},
 };
 }  // namespace
 
@@ -96,16 +97,22 @@ Experiment load_experiment(const std::string& path) {
       x.workloads.push_back(wl);
     }
   }
-  if (auto* sm = t["stat_metrics"].as_array()) {
+  if (t.contains("stat_metrics")) {
+    const auto* sm = t["stat_metrics"].as_array();
+    if (!sm) throw std::invalid_argument(path + ": stat_metrics must be a list of names");
     const auto known = stat_metric_names();
     for (auto& n : *sm) {
-      const std::string name = n.value_or(std::string());
-      if (std::find(known.begin(), known.end(), name) == known.end()) {
+      const auto name = n.value<std::string>();
+      if (!name || std::find(known.begin(), known.end(), *name) == known.end()) {
         std::string list;
         for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-        throw std::invalid_argument(path + ": unknown stat_metrics entry '" + name + "' (known: " + list + ")");
+        throw std::invalid_argument(path + ": unknown stat_metrics entry '" + name.value_or("") +
+                                    "' (known: " + list + ")");
       }
-      x.stat_metrics.push_back(name);
+      // A name listed twice would add two values per repeat to one cell.
+      if (std::find(x.stat_metrics.begin(), x.stat_metrics.end(), *name) != x.stat_metrics.end())
+        throw std::invalid_argument(path + ": stat_metrics lists '" + *name + "' twice");
+      x.stat_metrics.push_back(*name);
     }
   }
   if (x.variants.empty()) x.variants.push_back({"baseline", "", "", {}});
