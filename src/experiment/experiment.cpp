@@ -27,7 +27,9 @@ struct StatMetric {
 // idle CPUs passed over, less switching and migrating work.
 const StatMetric STAT_METRICS[] = {
     {"run_delay_avg", "us", [](const obs::Summary& s) { return s.run_delay_avg_us; }},
+    {"run_delay_p50", "us", [](const obs::Summary& s) { return s.run_delay_p50_us; }},
     {"run_delay_p99", "us", [](const obs::Summary& s) { return s.run_delay_p99_us; }},
+    {"run_delay_max", "us", [](const obs::Summary& s) { return s.run_delay_max_us; }},
     // taskstats cpu_delay_total / cpu_count, the statistic seed 000 was judged by.
     {"sched_delay_avg", "us", [](const obs::Summary& s) { return s.sched_delay_avg_us; }},
     // Wakeups placed on a busy CPU while another CPU was idle.
