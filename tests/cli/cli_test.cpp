@@ -160,6 +160,16 @@ TEST(Cli, RunPrintsTheTableWithTheChangesInterval) {
   EXPECT_NE(bad.code, 0);
 }
 
+// stat_metrics: each listed kernel statistic gets a row per variant, after
+// the benchmark's metric, with its change and interval like any metric.
+TEST(Cli, RunPrintsStatMetricsAsRows) {
+  auto r = run("run tests/cli/stat_metrics.toml");
+  EXPECT_EQ(r.code, 0) << r.err;
+  expect_file("run_stat_metrics", r.out);
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(\n +wake-idle-cpu +sched_delay_avg +\S+ \+- \S+ us +[-+]\d+\.\d% \+- \d+\.\d  (yes|no)\n)")));
+}
+
 TEST(Determinism, SameSeedGivesByteIdenticalOutputAndTrace) {
   const std::string a = "perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 7 --trace /tmp/sl_a.trace";
   const std::string b = "perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 7 --trace /tmp/sl_b.trace";
