@@ -53,6 +53,17 @@ void expect_file(const std::string& name, const std::string& actual) {
   EXPECT_EQ(actual, want.str()) << "output of '" << name << "' changed";
 }
 
+// A command that must succeed, its exact output (tests/cli/<golden>.out), and
+// a pattern the output must match, so that a regenerated golden file cannot
+// silently lose what the test is about.
+Result run_golden(const std::string& args, const std::string& golden, const std::string& pattern) {
+  auto r = run(args);
+  EXPECT_EQ(r.code, 0) << r.err;
+  expect_file(golden, r.out);
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(pattern))) << golden;
+  return r;
+}
+
 std::string read(const std::string& path) {
   std::ifstream f(path);
   std::stringstream s;
@@ -85,18 +96,13 @@ TEST(Cli, FeaturesListsFeaturesAndSysctls) {
 }
 
 TEST(Cli, SchedPipeOnTwoFourPrintsPerfFormat) {
-  auto r = run("perf bench sched pipe -l 2000 --machine p4xeon-4way --kernel linux-2.4.19 --quiet");
-  EXPECT_EQ(r.code, 0) << r.err;
-  expect_file("pipe_p4xeon_24", r.out);
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n +\d+\.\d{6} usecs/op\n +\d+ ops/sec\n)")));
+  run_golden("perf bench sched pipe -l 2000 --machine p4xeon-4way --kernel linux-2.4.19 --quiet", "pipe_p4xeon_24",
+             R"(\n +\d+\.\d{6} usecs/op\n +\d+ ops/sec\n)");
 }
 
 TEST(Cli, SchbenchPrintsItsLatencyPercentiles) {
-  auto r = run("schbench -m 1 -t 4 -r 1 --machine haswell-2s8c2t --kernel linux-4.0 --quiet");
-  EXPECT_EQ(r.code, 0) << r.err;
-  expect_file("schbench_haswell", r.out);
-  EXPECT_TRUE(std::regex_search(
-      r.out, std::regex(R"(^Latency percentiles \(usec\)\n\t50\.0th: \d+\n(\t\*?\d+\.\dth: \d+\n){6}\tmin=0, max=\d+\n$)")));
+  run_golden("schbench -m 1 -t 4 -r 1 --machine haswell-2s8c2t --kernel linux-4.0 --quiet", "schbench_haswell",
+             R"(^Latency percentiles \(usec\)\n\t50\.0th: \d+\n(\t\*?\d+\.\dth: \d+\n){6}\tmin=0, max=\d+\n$)");
   auto bad = run("schbench -p 4096 --machine haswell-2s8c2t");
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.err.find("schbench: unknown option '-p'"), std::string::npos) << bad.err;
@@ -151,11 +157,9 @@ TEST(Cli, BadInputGetsOneErrorLineAndNonZeroExit) {
 // `run` prints one row per variant and metric with the change against the
 // first variant and its 95% interval; --repeats overrides the file's count.
 TEST(Cli, RunPrintsTheTableWithTheChangesInterval) {
-  auto r = run("run tests/cli/two_variants.toml --repeats 3 --jobs 2");
-  EXPECT_EQ(r.code, 0) << r.err;
-  expect_file("run_two_variants", r.out);
+  auto r = run_golden("run tests/cli/two_variants.toml --repeats 3 --jobs 2", "run_two_variants",
+                      R"(\n +wake-idle-cpu +total_time +\S+ \+- \S+ s +[-+]\d+\.\d% \+- \d+\.\d  (yes|no)\n)");
   EXPECT_NE(r.out.find("  repeats 3  seed 1\n"), std::string::npos);
-  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n +wake-idle-cpu +total_time +\S+ \+- \S+ s +[-+]\d+\.\d% \+- \d+\.\d  (yes|no)\n)")));
   auto bad = run("run tests/cli/two_variants.toml --repeats 0");
   EXPECT_NE(bad.code, 0);
 }
@@ -163,11 +167,8 @@ TEST(Cli, RunPrintsTheTableWithTheChangesInterval) {
 // stat_metrics: each listed kernel statistic gets a row per variant, after
 // the benchmark's metric, with its change and interval like any metric.
 TEST(Cli, RunPrintsStatMetricsAsRows) {
-  auto r = run("run tests/cli/stat_metrics.toml");
-  EXPECT_EQ(r.code, 0) << r.err;
-  expect_file("run_stat_metrics", r.out);
-  EXPECT_TRUE(std::regex_search(
-      r.out, std::regex(R"(\n +wake-idle-cpu +sched_delay_avg +\S+ \+- \S+ us +[-+]\d+\.\d% \+- \d+\.\d  (yes|no)\n)")));
+  run_golden("run tests/cli/stat_metrics.toml", "run_stat_metrics",
+             R"(\n +wake-idle-cpu +sched_delay_avg +\S+ \+- \S+ us +[-+]\d+\.\d% \+- \d+\.\d  (yes|no)\n)");
 }
 
 TEST(Determinism, SameSeedGivesByteIdenticalOutputAndTrace) {
