@@ -63,6 +63,21 @@ Co<Task*> Proc::fork(const char* comm, Program& program, bool thread) {
   co_return child;
 }
 
+// fs/exec.c do_execve_common() (4.0): once the binary is open, sched_exec()
+// -- "execve() is a valuable balancing opportunity, because at this point
+// the task has the smallest effective memory and cache footprint"
+// (kernel/sched/core.c) -- may move the task to the idlest CPU, and only
+// then is the old mm dropped and the new image loaded, on that CPU.
+Co<void> Proc::exec() {
+  const int dest = kernel_.sched_exec_target(task_);
+  if (dest != cpu()) {
+    Pending migrate{Pending::Migrate, 0, WorkKind::Kernel};
+    migrate.dest_cpu = dest;
+    co_await Primitive{this, migrate};
+  }
+  co_await syscall(costs().exec_base);
+}
+
 namespace {
 // The length of a spin that ends on an event, not after a time: longer than
 // any run, short enough that arm()'s ns * 1000 / rate cannot overflow.
@@ -359,6 +374,11 @@ void Kernel::advance(int c) {
       case Pending::Exit:
         do_exit(t);
         return schedule(c, false);
+      case Pending::Migrate:
+        // stop_one_cpu(migration_cpu_stop): the stopper preempts the task
+        // and moves it while it is off the CPU (schedule()).
+        charge(c, jitter(machine_.costs().context_switch));
+        return schedule(c, true);
     }
   }
 }
@@ -404,6 +424,8 @@ void Kernel::schedule(int c, bool preempt) {
     prev->last_ran = sim::Time(now_ns());
     prev->cache_mark = k.bytes_touched;
     policy_->put_prev_task(c, prev);
+    if (prev->state == TaskState::Running && prev->pending.kind == Pending::Migrate)
+      move_queued_task(c, prev, prev->pending.dest_cpu);
   }
   k.need_resched = false;
   charge(c, jitter(costs.schedule_base));
@@ -898,6 +920,23 @@ void Kernel::wake_up_new_task(Task* p) {
   activate_task(p, c, 0);
   for (auto* o : observers_) o->on_wakeup(now_ns(), this_cpu_, p, c, true);
   policy_->check_preempt_curr(c, p, WF_FORK);
+}
+
+// sched_exec() (kernel/sched/core.c, 2.6.0 to 4.x): select_task_rq() with
+// SD_BALANCE_EXEC from the task's own CPU. 2.4 has no exec balancing.
+int Kernel::sched_exec_target(Task* p) {
+  if (config_.preset().policy != PolicyKind::Cfs) return p->cpu;
+  return policy_->select_task_rq(p, p->cpu, SD_BALANCE_EXEC, 0);
+}
+
+// migration_cpu_stop() -> __migrate_task() -> move_queued_task() (4.0):
+// the task, queued but not running, goes to dest's runqueue, which may
+// preempt what runs there.
+void Kernel::move_queued_task(int c, Task* p, int dest) {
+  policy_->dequeue_task(c, p, 0);
+  set_task_cpu(p, dest);
+  policy_->enqueue_task(dest, p, 0);
+  policy_->check_preempt_curr(dest, p, 0);
 }
 
 void Kernel::wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags) {

@@ -92,6 +92,9 @@ class Proc {
   // made: GCC 12 destroys class-type temporaries of a co_await expression
   // twice, so callers must pass a named Program, never a lambda temporary.
   Co<Task*> fork(const char* comm, Program& program, bool thread);
+  // execve() of a new program image (fs/exec.c do_execve_common()), with
+  // sched_exec()'s balancing (2.6+; 2.4 has none).
+  Co<void> exec();
   // wait4(-1): reap one exited child, sleeping until there is one.
   Co<Task*> wait_child();
   // nanosleep()/usleep(): sleep on an hrtimer (kernel/time/hrtimer.c
@@ -244,6 +247,8 @@ class Kernel final : public SchedCore {
 
   Task* new_task(const std::string& comm, Program program, Task* parent, bool thread);
   void wake_up_new_task(Task* p);
+  int sched_exec_target(Task* p);
+  void move_queued_task(int c, Task* p, int dest);
   void ttwu_do_activate(Task* p, int cpu, int wake_flags);
   void activate_task(Task* p, int cpu, int flags);
   void do_exit(Task* p);

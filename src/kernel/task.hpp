@@ -22,7 +22,7 @@ enum class WorkKind : uint8_t { User, Kernel };
 
 // What a task's program wants next, recorded by the primitive awaits.
 struct Pending {
-  enum Kind : uint8_t { Resume, Work, Block, Exit, Yield } kind = Resume;
+  enum Kind : uint8_t { Resume, Work, Block, Exit, Yield, Migrate } kind = Resume;
   int64_t work_left = 0;  // ns of work at full speed (Work)
   WorkKind work_kind = WorkKind::User;
   bool preemptible = true;  // false inside spinlocked sections (e.g. a wake_up() loop)
@@ -36,6 +36,7 @@ struct Pending {
   // (schbench's usec_spin()); kernel work running at the deadline delays
   // the end. work_left then holds the wall time still to spin.
   int64_t until_ns = -1;
+  int dest_cpu = -1;  // Migrate: where the stopper moves the task
 };
 
 // nice -> load weight, kernel/sched/core.c prio_to_weight[] (2.6.23 .. 4.x).

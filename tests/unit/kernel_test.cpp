@@ -171,6 +171,37 @@ TEST(Kernel, ForkBalancingSpreadsChildrenToIdleCpus) {
   EXPECT_GE(cpus.size(), 3u);
 }
 
+namespace {
+Co<void> exec_and_record(Proc& p, int* before, int* after, int64_t* took) {
+  *before = p.cpu();
+  const int64_t start = p.now();
+  co_await p.exec();
+  *after = p.cpu();
+  *took = p.now() - start;
+}
+}  // namespace
+
+// sched_exec(): an execve() on a CPU that another task keeps busy moves the
+// task to an idle CPU before the new image is loaded there; 2.4 has no exec
+// balancing, so the task stays and shares the CPU.
+TEST(Kernel, ExecMovesTheTaskOffABusyCpuFrom26On) {
+  for (const std::string preset : {"linux-4.0", "linux-2.4.19"}) {
+    TinySim s("1s2c1t", preset);
+    int before = -1, after = -1;
+    int64_t took = 0;
+    kernel::Task* h = s.k.spawn("hog", [](Proc& p) { return hog(p, 20000000, 1000000); }, 0);
+    hw::CpuMask only_cpu0;
+    only_cpu0.set(0);
+    h->cpus_allowed = only_cpu0;  // the hog stays: only the exec can move
+    s.k.spawn("sh", [&](Proc& p) { return exec_and_record(p, &before, &after, &took); }, 0);
+    ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed) << preset;
+    EXPECT_EQ(s.k.check_invariants(), "") << preset;
+    EXPECT_EQ(before, 0) << preset;
+    EXPECT_EQ(after, preset == "linux-4.0" ? 1 : 0) << preset;
+    EXPECT_GE(took, s.machine.costs().exec_base * 9 / 10) << preset;
+  }
+}
+
 // ---- hrtimer sleeps and wall-clock spins ----
 namespace {
 Co<void> nap(Proc& p, int64_t ns, int64_t* asked, int64_t* back) {

@@ -156,9 +156,19 @@ Instances::Instances(const std::string& name, const std::vector<std::string>& ar
 }
 
 namespace {
+// What the shell's child does for `perf bench ... &`: execve() perf (where
+// sched_exec() may move it), then run the benchmark.
+kernel::Co<void> exec_perf(Proc& p, kernel::Program bench) {
+  co_await p.exec();
+  co_await bench(p);
+}
+
 // The launcher: `for i in 1..N: perf bench ... &` then `wait`.
 kernel::Co<void> launcher(Proc& p, std::vector<kernel::Program> programs, std::string comm) {
-  for (auto& prog : programs) co_await p.fork(comm.c_str(), prog, false);
+  for (auto& bench : programs) {
+    kernel::Program child = [bench](Proc& c) { return exec_perf(c, bench); };
+    co_await p.fork(comm.c_str(), child, false);
+  }
   for (size_t i = 0; i < programs.size(); ++i) co_await p.wait_child();
 }
 }  // namespace
