@@ -63,11 +63,16 @@ Co<Task*> Proc::fork(const char* comm, Program& program, bool thread) {
   co_return child;
 }
 
-// fs/exec.c do_execve_common() (4.0): once the binary is open, sched_exec()
+// fs/exec.c do_execveat_common() (4.0): once the binary is open, sched_exec()
 // -- "execve() is a valuable balancing opportunity, because at this point
 // the task has the smallest effective memory and cache footprint"
 // (kernel/sched/core.c) -- may move the task to the idlest CPU, and only
-// then is the old mm dropped and the new image loaded, on that CPU.
+// then is the old mm dropped and the new image loaded, on that CPU. The
+// work before sched_exec() (credentials, opening the file) is charged with
+// the rest, after it. The move assumes a preemptible kernel, as the model
+// does elsewhere (CONFIG_PREEMPT_VOLUNTARY): the caller of stop_one_cpu() is
+// preempted while still queued, so __migrate_task() moves it; on a
+// PREEMPT_NONE kernel it would sleep first and 4.0's stopper would skip it.
 Co<void> Proc::exec() {
   const int dest = kernel_.sched_exec_target(task_);
   if (dest != cpu()) {

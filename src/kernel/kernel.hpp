@@ -92,7 +92,7 @@ class Proc {
   // made: GCC 12 destroys class-type temporaries of a co_await expression
   // twice, so callers must pass a named Program, never a lambda temporary.
   Co<Task*> fork(const char* comm, Program& program, bool thread);
-  // execve() of a new program image (fs/exec.c do_execve_common()), with
+  // execve() of a new program image (fs/exec.c do_execveat_common()), with
   // sched_exec()'s balancing (2.6+; 2.4 has none).
   Co<void> exec();
   // wait4(-1): reap one exited child, sleeping until there is one.
