@@ -105,6 +105,24 @@ TEST(Golden, CfsForkAndReap) {
   check_golden("cfs_fork_and_reap", s, trace);
 }
 
+// CFS exec: a task execs on a CPU that a pinned hog keeps busy; sched_exec()
+// picks the idle CPU, the stopper preempts the task (prev_state=R+) and
+// moves it, and the exec's work and the new program run there.
+TEST(Golden, CfsExecMovesOffTheBusyCpu) {
+  TinySim s("1s2c1t", "linux-4.0");
+  obs::FtraceWriter trace(2);
+  s.k.add_observer(&trace);
+  kernel::Task* h = s.k.spawn("hog", [](Proc& p) { return hog(p, 3000000, 1000000); }, 0);
+  hw::CpuMask only_cpu0;
+  only_cpu0.set(0);
+  h->cpus_allowed = only_cpu0;
+  s.k.spawn("sh", [](Proc& p) -> Co<void> {
+    co_await p.exec();
+    co_await p.user(500000);
+  }, 0);
+  check_golden("cfs_exec_moves_off_the_busy_cpu", s, trace);
+}
+
 namespace {
 Co<void> blocker(Proc& p, kernel::WaitQueue* wq, bool* flag) {
   co_await p.wait_event(*wq, [flag] { return *flag; }, "test_wait");
