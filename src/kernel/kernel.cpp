@@ -83,6 +83,23 @@ Co<void> Proc::exec() {
   co_await syscall(costs().exec_base);
 }
 
+// kernel/sched/core.c sched_setaffinity() -> set_cpus_allowed_ptr() (4.0):
+// the mask is set, and a running task whose CPU left the mask is moved by
+// the stopper to cpumask_any_and(cpu_active_mask, new_mask), as exec's
+// balancing moves it. An empty mask is EINVAL and changes nothing.
+Co<void> Proc::sched_setaffinity(hw::CpuMask mask) {
+  // Copied into a local before the first suspension: GCC 12 does not keep a
+  // class-type coroutine parameter intact across it.
+  const hw::CpuMask allowed = mask & kernel_.machine().topo().all();
+  co_await syscall(costs().syscall_entry);
+  if (allowed.weight() == 0) co_return;
+  task_->cpus_allowed = allowed;
+  if (allowed.test(cpu())) co_return;
+  Pending migrate{Pending::Migrate, 0, WorkKind::Kernel};
+  migrate.dest_cpu = allowed.first();
+  co_await Primitive{this, migrate};
+}
+
 namespace {
 // The length of a spin that ends on an event, not after a time: longer than
 // any run, short enough that arm()'s ns * 1000 / rate cannot overflow.
@@ -183,7 +200,8 @@ Task* Kernel::new_task(const std::string& comm, Program program, Task* parent, b
   std::replace_if(t->comm.begin(), t->comm.end(), [](char ch) { return ch == ' ' || ch == '='; }, '_');
   t->parent = parent;
   t->shares_mm_with_parent = thread;
-  t->cpus_allowed = machine_.topo().all();
+  // dup_task_struct() copies the parent, affinity included (kernel/fork.c).
+  t->cpus_allowed = parent ? parent->cpus_allowed : machine_.topo().all();
   t->nice = parent ? parent->nice : 0;
   t->se.load_weight = nice_to_weight(t->nice);
   t->se.inv_weight = nice_to_wmult(t->nice);

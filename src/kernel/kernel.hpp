@@ -97,6 +97,9 @@ class Proc {
   Co<void> exec();
   // wait4(-1): reap one exited child, sleeping until there is one.
   Co<Task*> wait_child();
+  // sched_setaffinity(0, mask): the calling task's allowed CPUs; it moves
+  // off its CPU at once if that CPU is no longer allowed. Children inherit.
+  Co<void> sched_setaffinity(hw::CpuMask mask);
   // nanosleep()/usleep(): sleep on an hrtimer (kernel/time/hrtimer.c
   // hrtimer_nanosleep()) armed on this CPU with the task's timer slack.
   Co<void> nanosleep(int64_t ns);

@@ -202,6 +202,72 @@ TEST(Kernel, ExecMovesTheTaskOffABusyCpuFrom26On) {
   }
 }
 
+// ---- CPU affinity ----
+namespace {
+hw::CpuMask cpus(std::initializer_list<int> list) {
+  hw::CpuMask m;
+  for (int c : list) m.set(c);
+  return m;
+}
+Co<void> record_mask_and_cpu(Proc& p, hw::CpuMask* mask, int* cpu) {
+  *mask = p.task()->cpus_allowed;
+  *cpu = p.cpu();
+  co_return;
+}
+Co<void> pin_then_fork(Proc& p, hw::CpuMask mask, int* pinned_on, hw::CpuMask* child_mask, int* child_cpu) {
+  co_await p.sched_setaffinity(mask);
+  *pinned_on = p.cpu();
+  kernel::Program child = [child_mask, child_cpu](Proc& c) { return record_mask_and_cpu(c, child_mask, child_cpu); };
+  co_await p.fork("child", child, false);
+  co_await p.user(2000000);  // keep the parent's CPU busy while the child is placed and runs
+  co_await p.wait_child();
+}
+Co<void> record_cpu_after_wait(Proc& p, kernel::WaitQueue* wq, bool* flag, int* ran_on) {
+  co_await p.wait_event(*wq, [flag] { return *flag; }, "test_wait");
+  *ran_on = p.cpu();
+}
+// sched_setaffinity(pid, mask) on a sleeping task only sets its mask
+// (do_set_cpus_allowed()); it moves when it next wakes.
+Co<void> repin_then_wake(Proc& p, kernel::Task** sleeper, hw::CpuMask mask, kernel::WaitQueue* wq, bool* flag) {
+  co_await p.user(1000000);
+  (*sleeper)->cpus_allowed = mask;
+  *flag = true;
+  co_await p.wake_up(*wq, 1, 0);
+}
+}  // namespace
+
+// set_cpus_allowed_ptr(): a task that leaves its CPU's mask moves to the
+// first allowed CPU at once; its children inherit the mask (dup_task_struct)
+// and fork balancing places them inside it.
+TEST(Kernel, SetAffinityMovesTheCallerAndChildrenInheritTheMask) {
+  TinySim s("p4xeon-4way", "linux-4.0");
+  int pinned_on = -1, child_cpu = -1;
+  hw::CpuMask child_mask;
+  s.k.spawn("parent", [&](Proc& p) { return pin_then_fork(p, cpus({2, 3}), &pinned_on, &child_mask, &child_cpu); },
+            0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  EXPECT_EQ(pinned_on, 2);
+  EXPECT_EQ(child_mask, cpus({2, 3}));
+  EXPECT_EQ(child_cpu, 3);  // the idle allowed CPU, not the idle CPUs 0 and 1
+}
+
+// core.c select_task_rq(): the wakee's previous CPU is idle, so
+// select_idle_sibling() answers it, but the mask no longer allows it;
+// select_fallback_rq() takes the first allowed CPU on that node.
+TEST(Kernel, AWakeupOutsideTheMaskFallsBackToAnAllowedCpu) {
+  TinySim s("p4xeon-4way", "linux-4.0");
+  kernel::WaitQueue wq;
+  bool flag = false;
+  int ran_on = -1;
+  kernel::Task* sleeper = s.k.spawn("sleeper", [&](Proc& p) { return record_cpu_after_wait(p, &wq, &flag, &ran_on); }, 0);
+  kernel::Task* w = s.k.spawn("waker", [&](Proc& p) { return repin_then_wake(p, &sleeper, cpus({2, 3}), &wq, &flag); }, 1);
+  w->cpus_allowed = cpus({1});
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  EXPECT_EQ(ran_on, 2);
+}
+
 // ---- hrtimer sleeps and wall-clock spins ----
 namespace {
 Co<void> nap(Proc& p, int64_t ns, int64_t* asked, int64_t* back) {
