@@ -155,6 +155,10 @@ int cmd_bench(int argc, char** argv) {
   app.add_option("--trace", spec.trace_path, "write an ftrace-text trace to FILE");
   app.add_option("--instances", spec.instances, "run N copies of the benchmark in parallel")
       ->check(CLI::Range(1, 4096));
+  app.add_option("--start-layout", spec.start_layout,
+                 "start the instances pinned per node, e.g. 10/6, and unpin them after --unpin-after-ms");
+  app.add_option("--unpin-after-ms", spec.unpin_after_ms, "with --start-layout: ms after the last launch (10)")
+      ->check(CLI::Range(0, 3600000));
   app.add_flag("--json", json, "machine-readable output (docs/json.md)");
   app.add_flag("--quiet", quiet, "no scheduler statistics");
   app.add_flag("--no-check", no_check, "skip the invariant checker");
@@ -231,6 +235,7 @@ void usage() {
                "  schedlab schbench [-m N] [-t N] [-r S] [-s US] [-c US] [options]\n"
                "      options: --machine M --kernel K --features A,NO_B --sysctl k=v --seed N\n"
                "               --json --quiet --trace FILE --instances N\n"
+               "               --start-layout A/B --unpin-after-ms MS\n"
                "  schedlab run experiments/<name>.toml [--json] [--jobs N] [--repeats N]\n"
                "  schedlab machines\n"
                "  schedlab topology <machine> [--kernel K]\n"

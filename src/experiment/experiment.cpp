@@ -96,6 +96,13 @@ Experiment load_experiment(const std::string& path) {
       wl.instances = static_cast<int>((*wt)["instances"].value_or(int64_t{1}));
       if (wl.instances < 1 || wl.instances > 4096)
         throw std::invalid_argument(path + ": instances must be 1..4096");
+      wl.start_layout = (*wt)["start_layout"].value_or(std::string());
+      wl.unpin_after_ms = (*wt)["unpin_after_ms"].value_or(int64_t{10});
+      try {
+        workload::StartLayout::parse(wl.start_layout, wl.unpin_after_ms);
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument(path + ": " + e.what());
+      }
       x.workloads.push_back(wl);
     }
   }
@@ -209,6 +216,8 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
       spec.seed = exp.seed + static_cast<uint64_t>(j.r) * 7919;
       parse_command(exp.workloads[j.w].command, spec.bench, spec.bench_args);
       spec.instances = exp.workloads[j.w].instances;
+      spec.start_layout = exp.workloads[j.w].start_layout;
+      spec.unpin_after_ms = exp.workloads[j.w].unpin_after_ms;
       try {
         results[i] = run_once(spec);
       } catch (const std::exception& e) {

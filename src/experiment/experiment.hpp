@@ -22,6 +22,8 @@ struct Workload {
   std::string name;
   std::string command;  // "perf bench sched messaging -g 10 -l 100"
   int instances = 1;    // copies run in parallel on the one machine
+  std::string start_layout;  // "10/6": instances started per node (workload::StartLayout)
+  int64_t unpin_after_ms = 10;
 };
 
 struct Experiment {

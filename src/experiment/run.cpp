@@ -29,7 +29,8 @@ RunOutcome run_once(const RunSpec& spec) {
   kernel::KernelConfig cfg(kernel::load_preset(kname));
   cfg.apply_features(spec.features);
   for (const auto& s : spec.sysctls) cfg.apply_sysctl(s);
-  workload::Instances bench(spec.bench, spec.bench_args, spec.instances);
+  workload::Instances bench(spec.bench, spec.bench_args, spec.instances,
+                            workload::StartLayout::parse(spec.start_layout, spec.unpin_after_ms));
 
   kernel::Kernel k(machine, cfg, spec.seed);
   obs::StatsCollector stats(k.domains().level_names());

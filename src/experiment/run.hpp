@@ -22,6 +22,8 @@ struct RunSpec {
   std::string bench = "messaging";
   std::vector<std::string> bench_args;
   int instances = 1;
+  std::string start_layout;  // workload::StartLayout::parse()
+  int64_t unpin_after_ms = 10;
   std::string trace_path;
   bool check_invariants = true;
   int64_t time_limit_ns = 3600LL * 1000 * 1000 * 1000;  // one simulated hour

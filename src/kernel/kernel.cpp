@@ -945,6 +945,20 @@ void Kernel::wake_up_new_task(Task* p) {
   policy_->check_preempt_curr(c, p, WF_FORK);
 }
 
+// kernel/sched/core.c set_cpus_allowed_ptr() (4.0): done if the task may
+// stay on its CPU; a sleeping task is placed inside the mask when it next
+// wakes (select_task_rq(), with select_fallback_rq()); a queued one moves
+// at once (move_queued_task()).
+void Kernel::set_cpus_allowed_ptr(Task* p, hw::CpuMask mask) {
+  mask = mask & machine_.topo().all();
+  if (mask.weight() == 0) throw std::invalid_argument("set_cpus_allowed_ptr: no CPU of this machine in the mask");
+  p->cpus_allowed = mask;
+  if (mask.test(p->cpu) || p->state != TaskState::Running) return;
+  if (curr(p->cpu) == p || !p->on_rq)
+    throw std::logic_error("set_cpus_allowed_ptr: moving a task running or waking on another CPU is not modelled");
+  move_queued_task(p->cpu, p, mask.first());
+}
+
 // sched_exec() (kernel/sched/core.c, 2.6.0 to 4.x): select_task_rq() with
 // SD_BALANCE_EXEC from the task's own CPU. 2.4 has no exec balancing.
 int Kernel::sched_exec_target(Task* p) {

@@ -148,6 +148,12 @@ class Kernel final : public SchedCore {
   // Wait queues (kernel/sched/wait.c).
   void wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags);
   int try_to_wake_up(Task* p, int wake_flags);
+  // set_cpus_allowed_ptr() on a task other than the caller (sched_setaffinity
+  // by pid, `taskset -p`): throws std::invalid_argument for a mask with no
+  // CPU of this machine, std::logic_error if it would have to move a task
+  // that runs or is being woken on another CPU (the stopper's job, modelled
+  // only for the caller itself: Proc::sched_setaffinity()).
+  void set_cpus_allowed_ptr(Task* p, hw::CpuMask mask);
 
   // ---- SchedCore ----
   [[nodiscard]] int64_t now_ns() const override { return events_.now().ns(); }

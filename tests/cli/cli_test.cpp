@@ -272,6 +272,18 @@ TEST(Cli, InstancesRunInParallelAndAggregate) {
   EXPECT_NE(run("perf bench sched pipe --instances 0 --machine 1s4c1t").code, 0);
 }
 
+TEST(Cli, StartLayoutIsCheckedAgainstTheInstancesAndTheMachine) {
+  auto ok = run("perf bench sched pipe -l 300 --instances 4 --machine 2s2c1t --start-layout 3/1 --quiet");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("# 4 instances in parallel"), std::string::npos);
+  auto sum = run("perf bench sched pipe -l 300 --instances 4 --machine 2s2c1t --start-layout 3/2");
+  EXPECT_NE(sum.code, 0);
+  EXPECT_NE(sum.err.find("starts 5 instances, not --instances 4"), std::string::npos) << sum.err;
+  auto nodes = run("perf bench sched pipe -l 300 --instances 4 --machine 2s2c1t --start-layout 2/1/1");
+  EXPECT_NE(nodes.code, 0);
+  EXPECT_NE(nodes.err.find("names node 2, but the machine has 2"), std::string::npos) << nodes.err;
+}
+
 TEST(Cli, SeedFeaturesAreListed) {
   auto r = run("features --kernel linux-4.0");
   for (const char* f : {"WAKE_IDLE_CPU", "WAKE_WIDE_V2"}) EXPECT_NE(r.out.find(f), std::string::npos) << f;

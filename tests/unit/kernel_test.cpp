@@ -268,6 +268,38 @@ TEST(Kernel, AWakeupOutsideTheMaskFallsBackToAnAllowedCpu) {
   EXPECT_EQ(ran_on, 2);
 }
 
+namespace {
+// At 1 ms, `taskset -p` whichever of the two hogs on CPU 0 is waiting.
+Co<void> repin_the_waiting_hog(Proc& p, kernel::Task* a, kernel::Task* b, hw::CpuMask mask,
+                               kernel::Task** target, int* target_cpu_then) {
+  co_await p.user(1000000);
+  *target = p.kernel().curr(0) == a ? b : a;
+  p.kernel().set_cpus_allowed_ptr(*target, mask);
+  *target_cpu_then = (*target)->cpu;
+}
+}  // namespace
+
+// set_cpus_allowed_ptr() on another task: a queued task whose CPU leaves
+// its mask is moved at once (move_queued_task()), not at its next wakeup.
+TEST(Kernel, TasksetOnAQueuedTaskMovesIt) {
+  TinySim s("p4xeon-4way", "linux-4.0");
+  kernel::Task* a = s.k.spawn("a", [](Proc& p) { return hog(p, 20000000, 20000000); }, 0);
+  kernel::Task* b = s.k.spawn("b", [](Proc& p) { return hog(p, 20000000, 20000000); }, 0);
+  a->cpus_allowed = b->cpus_allowed = cpus({0});
+  kernel::Task* waiting = nullptr;
+  int moved_to = -1;
+  kernel::Task* c = s.k.spawn("taskset", [&](Proc& p) {
+    return repin_the_waiting_hog(p, a, b, cpus({3}), &waiting, &moved_to);
+  }, 1);
+  c->cpus_allowed = cpus({1});
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  ASSERT_NE(waiting, nullptr);
+  EXPECT_EQ(moved_to, 3);
+  EXPECT_EQ(waiting->cpu, 3);
+  EXPECT_LT(s.k.accounting(3).idle_ns, 2000000);  // it ran there from 1 ms on
+}
+
 // ---- hrtimer sleeps and wall-clock spins ----
 namespace {
 Co<void> nap(Proc& p, int64_t ns, int64_t* asked, int64_t* back) {

@@ -41,13 +41,24 @@ class BenchRun {
 // unknown options or absurd values.
 std::unique_ptr<BenchRun> make_bench(const std::string& name, const std::vector<std::string>& args);
 
+// Where the instances of a launch start (instances.cpp): per_node[k]
+// instances pinned to node k before their exec, in order, all unpinned
+// unpin_after_ns after the last launch. Empty: an ordinary launch.
+struct StartLayout {
+  std::vector<int> per_node;
+  int64_t unpin_after_ns = 10000000;
+  // "10/6" (instances per node), as --start-layout takes it.
+  static StartLayout parse(const std::string& spec, int64_t unpin_after_ms = 10);
+  [[nodiscard]] std::string describe() const;
+};
+
 // N instances of a benchmark started together, as a script that launches N
 // `perf bench` processes in parallel and waits for them (seed 000 ran
 // NR_CPUS/2 pipe instances). With one instance the benchmark's main task is
 // spawned directly, as `perf` started from a shell on CPU 0.
 class Instances {
  public:
-  Instances(const std::string& name, const std::vector<std::string>& args, int count);
+  Instances(const std::string& name, const std::vector<std::string>& args, int count, StartLayout layout = {});
   // on_start: called once, when the first instance opens its timed window.
   void start(kernel::Kernel& k, std::function<void()> on_start);
   // Each instance's output, then (for N > 1) an aggregate line; metrics are
@@ -57,6 +68,7 @@ class Instances {
 
  private:
   std::vector<std::unique_ptr<BenchRun>> runs_;
+  StartLayout layout_;
   bool started_ = false;
 };
 std::vector<std::string> bench_names();

@@ -1,0 +1,70 @@
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "workload/bench/bench.hpp"
+#include "../support/sim_fixture.hpp"
+
+using testsupport::TinySim;
+using workload::StartLayout;
+
+TEST(StartLayout, ParsesCountsPerNode) {
+  const auto l = StartLayout::parse("10/6", 25);
+  EXPECT_EQ(l.per_node, (std::vector<int>{10, 6}));
+  EXPECT_EQ(l.unpin_after_ns, 25000000);
+  EXPECT_TRUE(StartLayout::parse("").per_node.empty());
+  for (const char* bad : {"10x6", "10/", "/6", "-1/3", "1//2", "12345/1"})
+    EXPECT_THROW(StartLayout::parse(bad), std::invalid_argument) << bad;
+  EXPECT_THROW(StartLayout::parse("1/1", -1), std::invalid_argument);
+  EXPECT_THROW(workload::Instances("pipe", {"-l", "10"}, 4, StartLayout::parse("2/1")), std::invalid_argument);
+}
+
+namespace {
+// Which instance each benchmark task belongs to: the launcher's children in
+// fork order, and their descendants.
+std::map<const kernel::Task*, int> instance_of_tasks(TinySim& s) {
+  std::map<const kernel::Task*, int> inst;
+  int next = 0;
+  for (const kernel::Task* t : s.k.all_tasks()) {
+    if (!t->parent) continue;
+    if (t->parent->comm == "sh") inst[t] = next++;
+    else if (inst.count(t->parent)) inst[t] = inst[t->parent];
+  }
+  return inst;
+}
+}  // namespace
+
+// `numactl --cpunodebind=K perf bench ... &`: with the unpinning later than
+// the run, every task of instance i stays on its node for the whole run.
+TEST(Instances, AStartLayoutKeepsEachInstanceOnItsNodeUntilUnpinned) {
+  TinySim s("2s2c1t", "linux-4.0");
+  workload::Instances bench("pipe", {"-l", "200"}, 4, StartLayout::parse("3/1", 1000));
+  bench.start(s.k, [] {});
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  const auto& topo = s.machine.topo();
+  const auto inst = instance_of_tasks(s);
+  ASSERT_EQ(inst.size(), 8u);  // perf and its sched-pipe child, 4 times
+  for (const auto& [t, i] : inst) {
+    const hw::CpuMask node = topo.node_mask(i < 3 ? 0 : 1);
+    EXPECT_EQ(t->cpus_allowed, node) << t->comm << " of instance " << i;
+    EXPECT_TRUE(node.test(t->cpu)) << t->comm << " of instance " << i;
+  }
+}
+
+// `taskset -p`: once unpinned, every task of the benchmark may use any CPU.
+TEST(Instances, EveryTaskOfTheBenchmarkIsUnpinnedAfterTheDelay) {
+  TinySim s("2s2c1t", "linux-4.0");
+  workload::Instances bench("pipe", {"-l", "2000"}, 4, StartLayout::parse("4/0", 1));
+  bench.start(s.k, [] {});
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  const auto inst = instance_of_tasks(s);
+  ASSERT_EQ(inst.size(), 8u);
+  bool some_ran_on_node1 = false;
+  for (const auto& [t, i] : inst) {
+    EXPECT_EQ(t->cpus_allowed, s.machine.topo().all()) << t->comm << " of instance " << i;
+    some_ran_on_node1 |= s.machine.topo().cpu(t->cpu).socket == 1;
+  }
+  EXPECT_TRUE(some_ran_on_node1);  // 8 tasks on node 0's 2 CPUs: the balancer spreads them once free
+}
