@@ -89,10 +89,14 @@ kernel::Co<void> launcher(Proc& p, std::vector<kernel::Program> programs, std::s
   if (!node_of_instance.empty()) {
     co_await p.nanosleep(unpin_after_ns);
     const hw::CpuMask all = p.kernel().machine().topo().all();
-    for (kernel::Task* t : p.kernel().all_tasks()) {
-      if (t == p.task() || t->state == kernel::TaskState::Dead) continue;
+    // By index: a task forked while the shell is in one of its system calls
+    // (possibly from a parent not yet freed, so pinned) is appended to the
+    // kernel's list, which may reallocate, and is freed in its turn.
+    for (size_t i = 0; i < p.kernel().all_tasks().size(); ++i) {
+      kernel::Task* t = p.kernel().all_tasks()[i];
+      if (t == p.task()) continue;
       co_await p.syscall(p.costs().syscall_entry);  // sched_setaffinity(pid, all)
-      p.kernel().set_cpus_allowed_ptr(t, all);
+      if (t->state != kernel::TaskState::Dead) p.kernel().set_cpus_allowed_ptr(t, all);
     }
   }
   for (size_t i = 0; i < programs.size(); ++i) co_await p.wait_child();
