@@ -88,8 +88,8 @@ Co<void> Proc::exec() {
 // the stopper to cpumask_any_and(cpu_active_mask, new_mask), as exec's
 // balancing moves it. An empty mask is EINVAL and changes nothing.
 Co<void> Proc::sched_setaffinity(hw::CpuMask mask) {
-  // Copied into a local before the first suspension: GCC 12 does not keep a
-  // class-type coroutine parameter intact across it.
+  // Into a local, not back into the parameter: with GCC 12 an assignment to
+  // this class-type parameter read back empty after the next suspension.
   const hw::CpuMask allowed = mask & kernel_.machine().topo().all();
   co_await syscall(costs().syscall_entry);
   if (allowed.weight() == 0) co_return;
@@ -908,7 +908,7 @@ int Kernel::try_to_wake_up(Task* p, int wake_flags) {
   p->wake_time = sim::Time(now_ns());
   p->state = TaskState::Running;
   charge(waker, jitter(machine_.costs().ttwu_base));
-  const int c = policy_->select_task_rq(p, p->cpu, SD_BALANCE_WAKE, wake_flags);
+  const int c = select_task_rq(p, SD_BALANCE_WAKE, wake_flags);
   for (auto* o : observers_) o->on_waking(now_ns(), waker, p, c);
   if (c != p->cpu) set_task_cpu(p, c);
   for (auto* o : observers_) o->on_wakeup_placement(now_ns(), waker, c, c == waker);
@@ -938,11 +938,31 @@ int Kernel::try_to_wake_up(Task* p, int wake_flags) {
 
 void Kernel::wake_up_new_task(Task* p) {
   policy_->task_fork(p);
-  const int c = policy_->select_task_rq(p, p->cpu, SD_BALANCE_FORK, 0);
+  const int c = select_task_rq(p, SD_BALANCE_FORK, 0);
   if (c != p->cpu) set_task_cpu(p, c);
   activate_task(p, c, 0);
   for (auto* o : observers_) o->on_wakeup(now_ns(), this_cpu_, p, c, true);
   policy_->check_preempt_curr(c, p, WF_FORK);
+}
+
+// kernel/sched/core.c select_task_rq() (4.0), for wakeups and forks: the
+// class may answer a CPU the task may not use (select_idle_sibling() returns
+// an idle prev_cpu without looking at the mask, and find_idlest_group()
+// skips disallowed groups, leaving this_cpu), and the core corrects it. 2.4
+// does not place tasks, so there is nothing to correct.
+int Kernel::select_task_rq(Task* p, uint32_t sd_flag, int wake_flags) {
+  const int c = policy_->select_task_rq(p, p->cpu, sd_flag, wake_flags);
+  if (config_.preset().policy != PolicyKind::Cfs || p->cpus_allowed.test(c)) return c;
+  return select_fallback_rq(p);
+}
+
+// select_fallback_rq() (4.0): the first allowed CPU on the node of the
+// task's CPU, else the first allowed CPU anywhere (every CPU is online: no
+// hotplug, no cpuset fallback).
+int Kernel::select_fallback_rq(const Task* p) const {
+  const auto& topo = machine_.topo();
+  const hw::CpuMask same_node = topo.node_mask(topo.cpu(p->cpu).socket) & p->cpus_allowed;
+  return same_node.weight() > 0 ? same_node.first() : p->cpus_allowed.first();
 }
 
 // kernel/sched/core.c set_cpus_allowed_ptr() (4.0): done if the task may
@@ -961,9 +981,12 @@ void Kernel::set_cpus_allowed_ptr(Task* p, hw::CpuMask mask) {
 
 // sched_exec() (kernel/sched/core.c, 2.6.0 to 4.x): select_task_rq() with
 // SD_BALANCE_EXEC from the task's own CPU. 2.4 has no exec balancing.
+// It asks the class directly; __migrate_task() refuses a CPU outside the
+// mask, so the task then stays.
 int Kernel::sched_exec_target(Task* p) {
   if (config_.preset().policy != PolicyKind::Cfs) return p->cpu;
-  return policy_->select_task_rq(p, p->cpu, SD_BALANCE_EXEC, 0);
+  const int dest = policy_->select_task_rq(p, p->cpu, SD_BALANCE_EXEC, 0);
+  return p->cpus_allowed.test(dest) ? dest : p->cpu;
 }
 
 // migration_cpu_stop() -> __migrate_task() -> move_queued_task() (4.0):

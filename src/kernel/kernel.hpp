@@ -258,6 +258,8 @@ class Kernel final : public SchedCore {
   void wake_up_new_task(Task* p);
   int sched_exec_target(Task* p);
   void move_queued_task(int c, Task* p, int dest);
+  int select_task_rq(Task* p, uint32_t sd_flag, int wake_flags);
+  [[nodiscard]] int select_fallback_rq(const Task* p) const;
   void ttwu_do_activate(Task* p, int cpu, int wake_flags);
   void activate_task(Task* p, int cpu, int flags);
   void do_exit(Task* p);

@@ -83,6 +83,45 @@ TEST(Experiment, LoadsAndValidatesFiles) {
 
 // Every experiment shipped in experiments/ loads, and loading checks its
 // machine, kernels, features and sysctls, so none fails minutes into a run.
+// start_layout and unpin_after_ms reach the run: its args say how it started.
+TEST(Experiment, AWorkloadCanStartFromALayout) {
+  const std::string path = "/tmp/schedlab_experiment_layout_test.toml";
+  {
+    std::ofstream f(path);
+    f << "name = \"t\"\nmachine = \"2s2c1t\"\nkernel = \"linux-4.0\"\nrepeats = 1\n"
+         "[[variants]]\nname = \"base\"\n"
+         "[[workloads]]\nname = \"pipe\"\ncommand = \"perf bench sched pipe -l 100\"\ninstances = 3\n"
+         "start_layout = \"2/1\"\nunpin_after_ms = 4\n";
+  }
+  auto x = experiment::load_experiment(path);
+  ASSERT_EQ(x.workloads.size(), 1u);
+  EXPECT_EQ(x.workloads[0].start_layout, "2/1");
+  EXPECT_EQ(x.workloads[0].unpin_after_ms, 4);
+  experiment::RunSpec spec;
+  spec.machine = "2s2c1t";
+  spec.bench = "pipe";
+  spec.bench_args = {"-l", "100"};
+  spec.instances = 3;
+  spec.start_layout = "2/1";
+  spec.unpin_after_ms = 4;
+  const auto pinned = experiment::run_once(spec);
+  EXPECT_NE(pinned.command.find("(started 2/1 by node, unpinned 4 ms after the last launch)"), std::string::npos);
+  // The experiment's run is that run (same seed), and not the ordinary launch.
+  const auto r = experiment::run_experiment(x, 1);
+  ASSERT_TRUE(r.problems.empty());
+  ASSERT_FALSE(r.cells.empty());
+  EXPECT_EQ(r.cells[0].values.at(0), pinned.output.metrics.at(0).value);
+  spec.start_layout.clear();
+  EXPECT_NE(r.cells[0].values.at(0), experiment::run_once(spec).output.metrics.at(0).value);
+  {
+    std::ofstream f(path);
+    f << "name = \"t\"\nmachine = \"2s2c1t\"\n[[workloads]]\ncommand = \"perf bench sched pipe\"\n"
+         "instances = 3\nstart_layout = \"2-1\"\n";
+  }
+  EXPECT_THROW(experiment::load_experiment(path), std::invalid_argument);
+  std::remove(path.c_str());
+}
+
 TEST(Experiment, EveryShippedExperimentIsValid) {
   int files = 0;
   for (const auto& e : std::filesystem::directory_iterator(std::string(SCHEDLAB_SOURCE_DIR) + "/experiments")) {

@@ -19,6 +19,13 @@ TEST(StartLayout, ParsesCountsPerNode) {
   EXPECT_THROW(workload::Instances("pipe", {"-l", "10"}, 4, StartLayout::parse("2/1")), std::invalid_argument);
 }
 
+// sched_setaffinity() came with 2.5.8: the 2.4 presets cannot pin a launch.
+TEST(Instances, AStartLayoutNeedsAKernelWithSchedSetaffinity) {
+  TinySim s("2s2c1t", "linux-2.4.19");
+  workload::Instances bench("pipe", {"-l", "10"}, 2, StartLayout::parse("1/1"));
+  EXPECT_THROW(bench.start(s.k, [] {}), std::invalid_argument);
+}
+
 namespace {
 // Which instance each benchmark task belongs to: the launcher's children in
 // fork order, and their descendants.

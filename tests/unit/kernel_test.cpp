@@ -227,10 +227,12 @@ Co<void> record_cpu_after_wait(Proc& p, kernel::WaitQueue* wq, bool* flag, int* 
   *ran_on = p.cpu();
 }
 // sched_setaffinity(pid, mask) on a sleeping task only sets its mask
-// (do_set_cpus_allowed()); it moves when it next wakes.
-Co<void> repin_then_wake(Proc& p, kernel::Task** sleeper, hw::CpuMask mask, kernel::WaitQueue* wq, bool* flag) {
+// (set_cpus_allowed_ptr()); it moves when it next wakes.
+Co<void> repin_then_wake(Proc& p, kernel::Task** sleeper, hw::CpuMask mask, kernel::WaitQueue* wq, bool* flag,
+                         int* sleeper_cpu_then) {
   co_await p.user(1000000);
-  (*sleeper)->cpus_allowed = mask;
+  p.kernel().set_cpus_allowed_ptr(*sleeper, mask);
+  *sleeper_cpu_then = (*sleeper)->cpu;
   *flag = true;
   co_await p.wake_up(*wq, 1, 0);
 }
@@ -252,20 +254,23 @@ TEST(Kernel, SetAffinityMovesTheCallerAndChildrenInheritTheMask) {
   EXPECT_EQ(child_cpu, 3);  // the idle allowed CPU, not the idle CPUs 0 and 1
 }
 
-// core.c select_task_rq(): the wakee's previous CPU is idle, so
-// select_idle_sibling() answers it, but the mask no longer allows it;
-// select_fallback_rq() takes the first allowed CPU on that node.
-TEST(Kernel, AWakeupOutsideTheMaskFallsBackToAnAllowedCpu) {
-  TinySim s("p4xeon-4way", "linux-4.0");
+// core.c select_task_rq(): the wakee's previous CPU (2, node 1) is idle, so
+// select_idle_sibling() answers it, but the mask {1, 3} no longer allows it;
+// select_fallback_rq() takes the first allowed CPU on that node, 3, not 1.
+TEST(Kernel, AWakeupOutsideTheMaskFallsBackToAnAllowedCpuOnTheSameNode) {
+  TinySim s("2s2c1t", "linux-4.0");
   kernel::WaitQueue wq;
   bool flag = false;
-  int ran_on = -1;
-  kernel::Task* sleeper = s.k.spawn("sleeper", [&](Proc& p) { return record_cpu_after_wait(p, &wq, &flag, &ran_on); }, 0);
-  kernel::Task* w = s.k.spawn("waker", [&](Proc& p) { return repin_then_wake(p, &sleeper, cpus({2, 3}), &wq, &flag); }, 1);
-  w->cpus_allowed = cpus({1});
+  int ran_on = -1, sleeper_cpu_then = -1;
+  kernel::Task* sleeper = s.k.spawn("sleeper", [&](Proc& p) { return record_cpu_after_wait(p, &wq, &flag, &ran_on); }, 2);
+  kernel::Task* w = s.k.spawn("waker", [&](Proc& p) {
+    return repin_then_wake(p, &sleeper, cpus({1, 3}), &wq, &flag, &sleeper_cpu_then);
+  }, 0);
+  w->cpus_allowed = cpus({0});
   ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   EXPECT_EQ(s.k.check_invariants(), "");
-  EXPECT_EQ(ran_on, 2);
+  EXPECT_EQ(sleeper_cpu_then, 2);  // asleep: the mask changed, the task did not move
+  EXPECT_EQ(ran_on, 3);
 }
 
 namespace {

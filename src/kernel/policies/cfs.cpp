@@ -181,7 +181,6 @@ class Cfs final : public SchedClass {
   void task_fork(Task* p) override;
   int select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags) override;
   int select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags);
-  [[nodiscard]] int select_fallback_rq(const Task* p) const;
   // A placement reads other CPUs' runqueues; charged to the deciding CPU.
   void read_rq(int cpu);
   void migrate_task_rq(Task* p, int new_cpu) override;
@@ -944,22 +943,9 @@ int Cfs::select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags)
   placement_scan_ns_ = 0;
   placement_read_ = hw::CpuMask{};
   ++placements_;
-  int cpu = select_task_rq_fair(p, prev_cpu, sd_flag, wake_flags);
+  const int cpu = select_task_rq_fair(p, prev_cpu, sd_flag, wake_flags);
   if (placement_scan_ns_ > 0) core_.charge(core_.this_cpu(), placement_scan_ns_);
-  // kernel/sched/core.c select_task_rq(): the class may answer a CPU the
-  // task may not use (the fast paths fall back to this_cpu or prev_cpu, and
-  // find_idlest_group() skips disallowed groups), so the core corrects it.
-  if (!p->cpus_allowed.test(cpu)) cpu = select_fallback_rq(p);
   return cpu;
-}
-
-// kernel/sched/core.c select_fallback_rq() (4.0): the first allowed CPU on
-// the task's node, else the first allowed CPU anywhere. (CPU hotplug and
-// cpuset fallback are not modelled: every CPU is online.)
-int Cfs::select_fallback_rq(const Task* p) const {
-  const auto& topo = core_.machine().topo();
-  const hw::CpuMask same_node = topo.node_mask(topo.cpu(p->cpu).socket) & p->cpus_allowed;
-  return same_node.weight() > 0 ? same_node.first() : p->cpus_allowed.first();
 }
 
 int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags) {

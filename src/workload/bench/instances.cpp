@@ -71,6 +71,7 @@ namespace {
 // What the shell's child does for `[numactl --cpunodebind=K] perf bench ... &`:
 // numactl sets the CPU mask (sched_setaffinity()) and execs; execve() perf
 // (where sched_exec() may move it, inside the mask), then run the benchmark.
+// numactl's own execve() is folded into perf's: one exec, not two.
 kernel::Co<void> exec_perf(Proc& p, kernel::Program bench, int node) {
   if (node >= 0) co_await p.sched_setaffinity(p.kernel().machine().topo().node_mask(node));
   co_await p.exec();
@@ -111,6 +112,8 @@ void Instances::start(kernel::Kernel& k, std::function<void()> on_start) {
   };
   std::vector<int> node_of_instance;
   const int nodes = k.machine().topo().sockets();
+  if (!layout_.per_node.empty() && k.config().preset().policy == kernel::PolicyKind::Linux24)
+    throw std::invalid_argument("--start-layout needs sched_setaffinity(), which Linux gained in 2.5.8");
   for (size_t node = 0; node < layout_.per_node.size(); ++node) {
     if (static_cast<int>(node) >= nodes && layout_.per_node[node] > 0)
       throw std::invalid_argument("start layout " + layout_.describe() + " names node " + std::to_string(node) +
