@@ -7,6 +7,7 @@
 // scheduler free again. That is a counterfactual for a study, not what any
 // seed ran: it answers "what does this variant do if the launch leaves this
 // layout?".
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <stdexcept>
@@ -31,6 +32,8 @@ std::unique_ptr<BenchRun> make_bench(const std::string& name, const std::vector<
 std::vector<std::string> bench_names() { return {"messaging", "pipe", "schbench"}; }
 
 StartLayout StartLayout::parse(const std::string& spec, int64_t unpin_after_ms) {
+  if (unpin_after_ms < 0 || unpin_after_ms > 3600000)
+    throw std::invalid_argument("unpin-after must be 0..3600000 ms");
   StartLayout layout;
   layout.unpin_after_ns = unpin_after_ms * 1000000;
   if (spec.empty()) return layout;
@@ -43,8 +46,6 @@ StartLayout StartLayout::parse(const std::string& spec, int64_t unpin_after_ms) 
     layout.per_node.push_back(std::stoi(part));
     at = slash + 1;
   }
-  if (unpin_after_ms < 0 || unpin_after_ms > 3600000)
-    throw std::invalid_argument("unpin-after must be 0..3600000 ms");
   return layout;
 }
 
