@@ -39,19 +39,25 @@ std::map<const kernel::Task*, int> instance_of_tasks(TinySim& s) {
   }
   return inst;
 }
+
+// Four pipe instances on 2 sockets of 2 CPUs, launched with `layout`, run
+// to the end: each benchmark task with the instance it belongs to.
+std::map<const kernel::Task*, int> run_launch(TinySim& s, const char* loops, const StartLayout& layout) {
+  workload::Instances bench("pipe", {"-l", loops}, 4, layout);
+  bench.start(s.k, [] {});
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  return instance_of_tasks(s);
+}
 }  // namespace
 
 // `numactl --cpunodebind=K perf bench ... &`: with the unpinning later than
 // the run, every task of instance i stays on its node for the whole run.
 TEST(Instances, AStartLayoutKeepsEachInstanceOnItsNodeUntilUnpinned) {
   TinySim s("2s2c1t", "linux-4.0");
-  workload::Instances bench("pipe", {"-l", "200"}, 4, StartLayout::parse("3/1", 1000));
-  bench.start(s.k, [] {});
-  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
-  EXPECT_EQ(s.k.check_invariants(), "");
-  const auto& topo = s.machine.topo();
-  const auto inst = instance_of_tasks(s);
+  const auto inst = run_launch(s, "200", StartLayout::parse("3/1", 1000));
   ASSERT_EQ(inst.size(), 8u);  // perf and its sched-pipe child, 4 times
+  const auto& topo = s.machine.topo();
   for (const auto& [t, i] : inst) {
     const hw::CpuMask node = topo.node_mask(i < 3 ? 0 : 1);
     EXPECT_EQ(t->cpus_allowed, node) << t->comm << " of instance " << i;
@@ -62,11 +68,7 @@ TEST(Instances, AStartLayoutKeepsEachInstanceOnItsNodeUntilUnpinned) {
 // `taskset -p`: once unpinned, every task of the benchmark may use any CPU.
 TEST(Instances, EveryTaskOfTheBenchmarkIsUnpinnedAfterTheDelay) {
   TinySim s("2s2c1t", "linux-4.0");
-  workload::Instances bench("pipe", {"-l", "2000"}, 4, StartLayout::parse("4/0", 1));
-  bench.start(s.k, [] {});
-  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
-  EXPECT_EQ(s.k.check_invariants(), "");
-  const auto inst = instance_of_tasks(s);
+  const auto inst = run_launch(s, "2000", StartLayout::parse("4/0", 1));
   ASSERT_EQ(inst.size(), 8u);
   bool some_ran_on_node1 = false;
   for (const auto& [t, i] : inst) {
