@@ -55,6 +55,9 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
       {"unix_skb_truesize_100", "bytes", "skb truesize charged for a 100-byte AF_UNIX write"},
       {"sched_domain_balance_wake", "bool",
        "set SD_BALANCE_WAKE in every sched domain, as writing /proc/sys/kernel/sched_domain/cpu*/domain*/flags does"},
+      {"sched_autogroup_enabled", "bool",
+       "group scheduling by session (CONFIG_SCHED_AUTOGROUP): each spawned task starts a session in a new task "
+       "group that its children inherit (4.0 only; 0 = a kernel without CONFIG_FAIR_GROUP_SCHED)"},
       {"intel_idle.max_cstate", "states",
        "boot parameter: register only the first N C-states of the profile (POLL stays); 1 = C1 only (CFS presets)"},
   };
@@ -82,6 +85,9 @@ std::map<std::string, int64_t> cfs_sysctls() {
           {"unix_skb_truesize_100", 768},
           // sd_init(): SD_BALANCE_WAKE is off by default since 2.6.32 (182a85f8a119).
           {"sched_domain_balance_wake", 0},
+          // Off: the model's figures are for a kernel without group scheduling
+          // (distributions of 2015 shipped CONFIG_SCHED_AUTOGROUP=y, enabled).
+          {"sched_autogroup_enabled", 0},
           // drivers/idle/intel_idle.c: max_cstate = CPUIDLE_STATE_MAX - 1; the
           // driver registers table entry i (C1 first) only if i + 1 <= max_cstate.
           {"intel_idle.max_cstate", 9}};

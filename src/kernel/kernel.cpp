@@ -203,6 +203,7 @@ Task* Kernel::new_task(const std::string& comm, Program program, Task* parent, b
   // dup_task_struct() copies the parent, affinity included (kernel/fork.c).
   t->cpus_allowed = parent ? parent->cpus_allowed : machine_.topo().all();
   t->nice = parent ? parent->nice : 0;
+  t->autogroup = parent ? parent->autogroup : 0;  // sched_autogroup_fork()
   t->se.load_weight = nice_to_weight(t->nice);
   t->se.inv_weight = nice_to_wmult(t->nice);
   t->cpu = parent ? parent->cpu : 0;
@@ -228,6 +229,10 @@ Task* Kernel::spawn(const std::string& comm, Program program, int c) {
   Task* t = new_task(comm, std::move(program), nullptr, false);
   t->cpu = c;
   t->processor = c;
+  // A spawned task is a session leader (a login shell, an ssh command):
+  // sys_setsid() -> sched_autogroup_create_attach().
+  if (config_.preset().policy == PolicyKind::Cfs && config_.sysctl("sched_autogroup_enabled"))
+    t->autogroup = next_autogroup_++;
   policy_->task_fork(t);
   this_cpu_ = c;
   activate_task(t, c, 0);

@@ -311,6 +311,7 @@ class Kernel final : public SchedCore {
   std::vector<obs::Observer*> observers_;
   int this_cpu_ = 0;
   bool booted_ = false;
+  int next_autogroup_ = 1;
   int next_pid_ = 1;
   int live_tasks_ = 0;
   int64_t global_lock_free_at_ = 0;

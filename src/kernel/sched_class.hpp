@@ -121,6 +121,9 @@ class SchedClass {
   // Short per-policy stats for reports (e.g. 2.4 epochs).
   [[nodiscard]] virtual std::vector<std::pair<std::string, int64_t>> stats() const { return {}; }
   // rq->cpu_load[0], which the menu cpuidle governor reads (get_iowait_load()).
+  // The load wake-up placement and balancing read for cpu (4.0: the root
+  // queue's runnable_load_avg).
+  [[nodiscard]] virtual int64_t runnable_load(int cpu) const { return 0; }
   [[nodiscard]] virtual unsigned long cpu_load0(int cpu) const { return 0; }
   // Called when a CPU becomes idle (enter idle loop).
   virtual void cpu_went_idle(int cpu) {}

@@ -44,6 +44,39 @@ int64_t nice_to_weight(int nice);
 // 2^32 / weight, kernel/sched/core.c prio_to_wmult[].
 uint32_t nice_to_wmult(int nice);
 
+struct CfsRq;  // kernel/policies/cfs.cpp
+
+// struct sched_entity (v4.0): what CFS queues. A task's own, or, with group
+// scheduling, a task group's on one CPU (then my_q is the group's queue
+// there and task is null).
+struct SchedEntity {
+  int64_t load_weight = 1024;
+  uint32_t inv_weight = 4194304;
+  uint64_t vruntime = 0;
+  int64_t exec_start = 0;  // rq clock when it last started running
+  int64_t sum_exec_runtime = 0;
+  int64_t prev_sum_exec_runtime = 0;
+  // PELT (per-entity load tracking, 3.8+): decayed runnable time sums in
+  // 1024 ns units, and this entity's contribution to runnable_load_avg.
+  uint64_t runnable_avg_sum = 0;
+  uint64_t avg_period = 0;
+  int64_t last_runnable_update = 0;
+  int64_t load_avg_contrib = 0;
+  // sched_avg.decay_count: > 0 the queue's decay_counter when the entity
+  // went to sleep (its contribution is in blocked_load_avg); < 0 the decays
+  // carried across a wake-up migration; 0 on a queue or never queued.
+  int64_t decay_count = 0;
+  bool on_rq = false;
+  int depth = 0;
+  SchedEntity* parent = nullptr;  // the group entity above; null at the root
+  CfsRq* cfs_rq = nullptr;        // the queue it is (to be) queued on
+  CfsRq* my_q = nullptr;          // a group entity's own queue
+  struct Task* task = nullptr;    // task_of(); null for a group entity
+  // Position in the timeline (rbtree): key and insertion order.
+  uint64_t tree_key = 0, tree_seq = 0;
+  bool in_tree = false;
+};
+
 struct Task {
   int pid = 0;
   int tgid = 0;
@@ -62,21 +95,12 @@ struct Task {
   std::coroutine_handle<> resume_point;
   Pending pending;
 
-  // ---- CFS (struct sched_entity, v4.0) ----
-  struct SchedEntity {
-    int64_t load_weight = 1024;
-    uint32_t inv_weight = 4194304;
-    uint64_t vruntime = 0;
-    int64_t exec_start = 0;  // rq clock when it last started running
-    int64_t sum_exec_runtime = 0;
-    int64_t prev_sum_exec_runtime = 0;
-    // PELT (per-entity load tracking, 3.8+): decayed runnable time sums in
-    // 1024 ns units, and this entity's contribution to runnable_load_avg.
-    uint64_t runnable_avg_sum = 0;
-    uint64_t avg_period = 0;
-    int64_t last_runnable_update = 0;
-    int64_t load_avg_contrib = 0;
-  } se;
+  // ---- CFS ----
+  SchedEntity se;
+  // The autogroup the task belongs to (0: the root task group). Set when a
+  // spawned task becomes a session leader with autogroup enabled; a forked
+  // child inherits it (sched_autogroup_fork()).
+  int autogroup = 0;
   // wake_wide() bookkeeping (kernel/sched/fair.c record_wakee)
   Task* last_wakee = nullptr;
   unsigned wakee_flips = 0;
