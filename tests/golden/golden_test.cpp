@@ -90,6 +90,24 @@ TEST(Golden, CfsPipePingPongTwoCpus) { pipe_scenario("linux-4.0", "cfs_pipe_ping
 // 2.4: the same ping-pong; async end-of-write wakeups go through reschedule_idle().
 TEST(Golden, Linux24PipePingPongTwoCpus) { pipe_scenario("linux-2.4.19", "linux24_pipe_pingpong_two_cpus"); }
 
+// CFS with autogroup: on one CPU a session of two hogs and a session of one.
+// The root queue holds two group entities of equal weight, so the lone hog
+// runs as long as the pair together; inside the pair's group the two
+// alternate.
+TEST(Golden, CfsAutogroupTwoSessionsOneCpu) {
+  TinySim s("1s1c1t", "linux-4.0", 1, "", {"sched_autogroup_enabled=1"});
+  obs::FtraceWriter trace(1);
+  s.k.add_observer(&trace);
+  s.k.spawn("pair", [](Proc& p) -> Co<void> {
+    kernel::Program second = [](Proc& c) { return hog(c, 6000000, 1500000); };
+    co_await p.fork("pair2", second, false);
+    co_await hog(p, 6000000, 1500000);
+    co_await p.wait_child();
+  }, 0);
+  s.k.spawn("lone", [](Proc& p) { return hog(p, 6000000, 1500000); }, 0);
+  check_golden("cfs_autogroup_two_sessions_one_cpu", s, trace);
+}
+
 // CFS fork: a parent forks two children onto a 2-CPU machine and reaps them.
 TEST(Golden, CfsForkAndReap) {
   TinySim s("1s2c1t", "linux-4.0");

@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "hw/machine.hpp"
 #include "kernel/kernel.hpp"
@@ -13,11 +14,13 @@ struct TinySim {
   hw::Machine machine;
   kernel::Kernel k;
   TinySim(const std::string& machine_name, const std::string& preset, uint64_t seed = 1,
-          const std::string& features = "")
-      : machine(hw::load_machine(machine_name)), k(machine, make_config(preset, features), seed) {}
-  static kernel::KernelConfig make_config(const std::string& preset, const std::string& features) {
+          const std::string& features = "", const std::vector<std::string>& sysctls = {})
+      : machine(hw::load_machine(machine_name)), k(machine, make_config(preset, features, sysctls), seed) {}
+  static kernel::KernelConfig make_config(const std::string& preset, const std::string& features,
+                                          const std::vector<std::string>& sysctls = {}) {
     kernel::KernelConfig c(kernel::load_preset(preset));
     c.apply_features(features);
+    for (const auto& s : sysctls) c.apply_sysctl(s);
     return c;
   }
   kernel::RunResult run(int64_t limit_ns = 10LL * 1000 * 1000 * 1000) { return k.run(limit_ns, 50000000); }
