@@ -431,6 +431,7 @@ void Kernel::trace_switch(int c, Task* prev, obs::PrevState st, Task* next) {
 void Kernel::schedule(int c, bool preempt) {
   Cpu& k = cpu(c);
   this_cpu_ = c;
+  ++k.sched_count;
   Task* prev = k.curr;
   const auto& costs = machine_.costs();
   obs::PrevState st = obs::PrevState::Runnable;
@@ -460,6 +461,9 @@ void Kernel::schedule(int c, bool preempt) {
   if (config_.preset().policy == PolicyKind::Cfs) lock_rq(c, c, costs.rq_lock_hold);
   k.curr = nullptr;
   Task* next = policy_->pick_next_task(c, prev, true);
+  // clear_tsk_need_resched(prev) after the pick: a task pulled by the newly
+  // idle balance inside it "preempts" prev, which is leaving anyway.
+  k.need_resched = false;
   if (next) {
     finish_switch(c, prev, next);
     if (prev && prev != next) policy_->schedule_tail(c, prev);

@@ -173,6 +173,8 @@ class Kernel final : public SchedCore {
   }
   void resched_curr(int cpu) override;
   [[nodiscard]] bool need_resched(int c) const override { return cpu(c).need_resched; }
+  // schedstat's sched_count: calls of schedule() on the CPU.
+  [[nodiscard]] int64_t sched_count(int c) const { return cpu(c).sched_count; }
   void charge(int cpu, int64_t ns) override;
   void lock_rq(int cpu, int by_cpu, int64_t hold_ns) override;
   void set_task_cpu(Task* p, int new_cpu) override;
@@ -210,6 +212,7 @@ class Kernel final : public SchedCore {
   friend class Proc;
   struct Cpu {
     Task* curr = nullptr;
+    int64_t sched_count = 0;
     bool idle = true;             // running the idle task
     Task* switch_from = nullptr;  // prev whose switch is not traced yet
     obs::PrevState switch_from_state = obs::PrevState::Runnable;

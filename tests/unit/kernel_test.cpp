@@ -362,6 +362,30 @@ TEST(Spin, SpinUntilEndsOnTheWallClockWhenAnSmtSiblingSlowsIt) {
   EXPECT_EQ(back, 10000000);
 }
 
+// __schedule() clears need_resched after pick_next_task(): a task that the
+// newly idle balance pulls inside the pick "preempts" the leaving prev (the
+// CPU has no current task then), and that mark must not carry over to it.
+TEST(Schedule, ATaskPulledByTheNewidleBalanceStartsWithoutAReschedMark) {
+  TinySim s("1s2c1t", "linux-4.0");
+  // hogB runs on CPU 0 and hogA waits; the napper leaves CPU 1 once hogA,
+  // which has never run, is no longer cache hot (sched_migration_cost).
+  kernel::Task* a = s.k.spawn("hogA", [](Proc& p) { return hog(p, 20000000, 1000000); }, 0);
+  s.k.spawn("hogB", [](Proc& p) { return hog(p, 20000000, 1000000); }, 0);
+  s.k.spawn("napper", [](Proc& p) -> Co<void> {
+    co_await p.user(600000);
+    co_await p.nanosleep(50000000);
+  }, 1);
+  s.k.run(550000, 1000000);
+  const int64_t before = s.k.sched_count(1);
+  s.k.run(650000, 1000000);
+  ASSERT_EQ(s.k.curr(1), a) << "the newly idle CPU 1 pulled the waiting hogA";
+  // One schedule(): the napper's. A mark left on hogA would make it call
+  // schedule() again at once.
+  EXPECT_EQ(s.k.sched_count(1) - before, 1);
+  EXPECT_FALSE(s.k.need_resched(1));
+  EXPECT_EQ(s.k.check_invariants(), "");
+}
+
 TEST(Timer, ASleeperWokenOnItsIdleCpuStaysThere) {
   // hrtimer_wakeup() runs on the sleeper's CPU, which is still idle in the
   // interrupt (rq->curr == rq->idle): select_idle_sibling() keeps it there.
