@@ -31,13 +31,19 @@
 // task, task_h_load == load_avg_contrib), and it keeps a simplified task load
 // path: no blocked load, and a task's contribution is recomputed at every
 // enqueue rather than only when a 1024 us period rolled over (the figures of
-// docs/validation.md were measured so). No cgroups beyond autogroup, no
-// nested groups, no CFS bandwidth, no RT class, no NUMA balancing, no rt_avg
-// capacity scaling; update_blocked_averages() costs nothing; CPU capacity is static (smt_gain/2 for SMT threads). Active
-// balance moves a queued task but not the preempted current one. Time spent
-// in balancing and placement is charged from the cost model (per CPU
-// scanned), not measured. SD_SERIALIZE never contends: a balance pass is instantaneous
-// in simulated time and its cost is charged afterwards. The affinity-induced
+// docs/validation.md were measured so). With autogroup, a migration inside
+// schedule() (the stopper's) puts every level before the pick, and
+// init_task_runnable_average() runs on the parent's CPU, not the child's.
+// No cgroups beyond autogroup, no nested groups, no CFS bandwidth, no RT
+// class, no NUMA balancing, no rt_avg capacity scaling;
+// update_blocked_averages() costs nothing; CPU capacity is static
+// (smt_gain/2 for SMT threads). Active balance moves a queued task but not
+// the preempted current one. Time spent in balancing and placement is
+// charged from the cost model (per CPU scanned), not measured. SD_SERIALIZE
+// never contends: a balance pass is instantaneous in simulated time and its
+// cost is charged afterwards. nohz_idle_balance() balances the kicked CPU
+// itself last and only when it is due (4.0's run_rebalance_domains() does it
+// first, every time). The affinity-induced
 // group_imbalanced state (LBF_SOME_PINNED -> sgc->imbalance) is not tracked,
 // so pinned workloads balance as if unpinned groups were balanced.
 #include <algorithm>
