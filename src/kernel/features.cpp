@@ -55,6 +55,10 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
       {"unix_skb_truesize_100", "bytes", "skb truesize charged for a 100-byte AF_UNIX write"},
       {"sched_domain_balance_wake", "bool",
        "set SD_BALANCE_WAKE in every sched domain, as writing /proc/sys/kernel/sched_domain/cpu*/domain*/flags does"},
+      {"fair_group_sched", "bool",
+       "build option CONFIG_FAIR_GROUP_SCHED (4.0 only): the group-aware CFS with its full load tracking "
+       "(blocked load, task_h_load, the partial put/set of pick_next_task_fair), even with every task in the "
+       "root group; implied by sched_autogroup_enabled"},
       {"sched_autogroup_enabled", "bool",
        "group scheduling by session (CONFIG_SCHED_AUTOGROUP): each spawned task starts a session in a new task "
        "group that its children inherit (4.0 only; 0 = a kernel without CONFIG_FAIR_GROUP_SCHED)"},
@@ -88,6 +92,9 @@ std::map<std::string, int64_t> cfs_sysctls() {
           // Off: the model's figures are for a kernel without group scheduling
           // (distributions of 2015 shipped CONFIG_SCHED_AUTOGROUP=y, enabled).
           {"sched_autogroup_enabled", 0},
+          // Off: a kernel built without CONFIG_FAIR_GROUP_SCHED, the model's
+          // simplified load path (see policies/cfs.cpp).
+          {"fair_group_sched", 0},
           // drivers/idle/intel_idle.c: max_cstate = CPUIDLE_STATE_MAX - 1; the
           // driver registers table entry i (C1 first) only if i + 1 <= max_cstate.
           {"intel_idle.max_cstate", 9}};

@@ -18,11 +18,12 @@ namespace {
 struct GroupSim {
   hw::Machine machine;
   kernel::Kernel k;
-  GroupSim(const std::string& machine_name, bool autogroup, uint64_t seed = 1)
-      : machine(hw::load_machine(machine_name)), k(machine, config(autogroup), seed) {}
-  static kernel::KernelConfig config(bool autogroup) {
+  GroupSim(const std::string& machine_name, bool autogroup, uint64_t seed = 1, bool fair_group_sched = false)
+      : machine(hw::load_machine(machine_name)), k(machine, config(autogroup, fair_group_sched), seed) {}
+  static kernel::KernelConfig config(bool autogroup, bool fair_group_sched) {
     kernel::KernelConfig c(kernel::load_preset("linux-4.0"));
     c.apply_sysctl(std::string("sched_autogroup_enabled=") + (autogroup ? "1" : "0"));
+    c.apply_sysctl(std::string("fair_group_sched=") + (fair_group_sched ? "1" : "0"));
     return c;
   }
   kernel::Task* task(const std::string& comm) {
@@ -94,10 +95,11 @@ TEST(Autogroup, EachSpawnedSessionGetsAGroupItsChildrenInherit) {
 
 // The point of autogroup: one CPU, a session of two hogs and a session of
 // one. Per task, CFS would give each a third; per group, the lone hog gets
-// half and the pair share the other half.
+// half and the pair share the other half. A group-aware kernel with autogroup
+// off (every task in the root group) shares per task, as one without groups.
 TEST(Autogroup, TwoSessionsShareACpuAsTwoEntities) {
-  for (bool autogroup : {false, true}) {
-    GroupSim s("1s1c1t", autogroup);
+  for (auto [autogroup, fair_group_sched] : {std::pair{false, false}, {false, true}, {true, false}}) {
+    GroupSim s("1s1c1t", autogroup, 1, fair_group_sched);
     static Program second = [](Proc& p) { return hog(p, 60000000); };
     s.k.spawn("pair", [](Proc& p) -> Co<void> {
       co_await p.fork("pair2", second, false);
@@ -107,6 +109,7 @@ TEST(Autogroup, TwoSessionsShareACpuAsTwoEntities) {
     s.k.spawn("lone", [](Proc& p) { return hog(p, 60000000); }, 0);
     s.k.run(90000000, 100000000);
     EXPECT_EQ(s.k.check_invariants(), "");
+    EXPECT_EQ(s.task("lone")->autogroup != 0, autogroup);
     const double lone = static_cast<double>(s.task("lone")->se.sum_exec_runtime);
     const double pair = static_cast<double>(s.task("pair")->se.sum_exec_runtime + s.task("pair2")->se.sum_exec_runtime);
     if (autogroup)
@@ -141,15 +144,18 @@ TEST(Autogroup, AFreshGroupShowsNoLoadUntilItsFirstPeriod) {
 // group's books balance at every step (tg->load_avg is the sum of what its
 // queues published, entities are queued exactly when their queues hold
 // tasks, the task counts add up) and the run ends.
+// The same with every task in the root group (fair_group_sched=1 alone).
 TEST(Autogroup, TheGroupsBooksBalanceThroughAPipeRun) {
-  GroupSim s("2s2c1t", true);
-  workload::Instances bench("pipe", {"-l", "3000"}, 4, workload::StartLayout{});
-  bench.start(s.k, [] {});
-  kernel::RunResult r;
-  for (int64_t t = 100000; t < 2000000000; t += 100000) {
-    r = s.k.run(t, 100000000);
-    ASSERT_EQ(s.k.check_invariants(), "") << "at " << t << " ns";
-    if (r.outcome != kernel::RunResult::Outcome::TimeLimit) break;
+  for (bool autogroup : {true, false}) {
+    GroupSim s("2s2c1t", autogroup, 1, !autogroup);
+    workload::Instances bench("pipe", {"-l", "3000"}, 4, workload::StartLayout{});
+    bench.start(s.k, [] {});
+    kernel::RunResult r;
+    for (int64_t t = 100000; t < 2000000000; t += 100000) {
+      r = s.k.run(t, 100000000);
+      ASSERT_EQ(s.k.check_invariants(), "") << "at " << t << " ns, autogroup " << autogroup;
+      if (r.outcome != kernel::RunResult::Outcome::TimeLimit) break;
+    }
+    EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
   }
-  EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
 }

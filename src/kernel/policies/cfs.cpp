@@ -26,7 +26,10 @@
 // update_blocked_averages(), and pick_next_task_fair()'s put/set of only the
 // levels that change.
 //
-// Where it falls short: without autogroup the model is a kernel built
+// The same code with every task in the root group is a kernel built with
+// CONFIG_FAIR_GROUP_SCHED and autogroup off (sysctl fair_group_sched=1).
+//
+// Where it falls short: with neither sysctl the model is a kernel built
 // without CONFIG_FAIR_GROUP_SCHED (every pick puts and sets the previous
 // task, task_h_load == load_avg_contrib), and it keeps a simplified task load
 // path: no blocked load, and a task's contribution is recomputed at every
@@ -420,7 +423,7 @@ class Cfs final : public SchedClass {
   SchedCore& core_;
   std::vector<Rq> rqs_;
   std::map<int, std::unique_ptr<TaskGroup>> groups_;  // autogroups by id
-  bool group_sched_ = false;  // sched_autogroup_enabled
+  bool group_sched_ = false;  // CONFIG_FAIR_GROUP_SCHED (fair_group_sched, or autogroup)
   uint64_t next_seq_ = 0;
   bool rd_overload_ = false;
   hw::CpuMask nohz_idle_mask_;
@@ -452,9 +455,11 @@ Cfs::Cfs(SchedCore& core) : core_(core) {
     r.cpu_capacity = sib > 1 ? 1178 / sib : SCHED_CAPACITY_SCALE;
     r.cfs.cpu = c;
   }
-  group_sched_ = core.config().sysctl("sched_autogroup_enabled") != 0;
+  group_sched_ =
+      core.config().sysctl("sched_autogroup_enabled") != 0 || core.config().sysctl("fair_group_sched") != 0;
   if (group_sched_ && version() < 400)
-    throw std::invalid_argument("sched_autogroup_enabled: group scheduling is modelled only as in Linux 4.0");
+    throw std::invalid_argument(
+        "sched_autogroup_enabled, fair_group_sched: group scheduling is modelled only as in Linux 4.0");
   // update_sysctl(): factor = 1 + ilog2(min(ncpus, 8)) with SCHED_TUNABLESCALING_LOG.
   const int cpus = std::min(n, 8);
   int factor = 1;
