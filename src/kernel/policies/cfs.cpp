@@ -223,6 +223,12 @@ struct TaskGroup {
   std::vector<std::unique_ptr<SchedEntity>> se;
 };
 
+// set_next_buddy()/set_last_buddy()/set_skip_buddy(): mark se, and each
+// ancestor in its parent's queue, as that queue's next/last/skip buddy.
+void set_buddy(SchedEntity* se, SchedEntity* CfsRq::*mark) {
+  for (; se; se = se->parent) se->cfs_rq->*mark = se;
+}
+
 enum class GroupType { Other = 0, Imbalanced, Overloaded };
 
 struct SgLbStats {
@@ -903,7 +909,7 @@ void Cfs::dequeue_task_fair(int cpu, Task* p, int flags) {
     cfs.h_nr_running--;
     if (cfs.load_weight) {
       if (task_sleep && se->parent)
-        for (SchedEntity* b = se->parent; b; b = b->parent) b->cfs_rq->next = b;  // set_next_buddy()
+        set_buddy(se->parent, &CfsRq::next);
       se = se->parent;
       break;
     }
@@ -1082,7 +1088,7 @@ void Cfs::yield_task(int cpu) {
   if (cfs.curr != curr) return;
   clear_buddies(cfs, curr);
   update_curr(cfs);
-  for (SchedEntity* se = curr; se; se = se->parent) se->cfs_rq->skip = se;  // set_skip_buddy()
+  set_buddy(curr, &CfsRq::skip);
 }
 
 void Cfs::check_preempt_curr(int cpu, Task* p, int wake_flags) {
@@ -1102,11 +1108,8 @@ void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
   if (!se->cfs_rq || se->cfs_rq->curr != se) return;  // not (yet) this queue's current
   const bool scale = static_cast<unsigned>(se->cfs_rq->nr_running) >= nr_latency_;
   bool next_buddy_marked = false;
-  auto set_next_buddy = [](SchedEntity* s) {
-    for (; s; s = s->parent) s->cfs_rq->next = s;
-  };
   if (feat("NEXT_BUDDY") && scale && !(wake_flags & WF_FORK)) {
-    set_next_buddy(pse);
+    set_buddy(pse, &CfsRq::next);
     next_buddy_marked = true;
   }
   if (core_.need_resched(cpu)) return;  // test_tsk_need_resched(curr)
@@ -1127,11 +1130,11 @@ void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
   }
   update_curr(*se->cfs_rq);
   if (wakeup_preempt_entity(se, pse) == 1) {
-    if (!next_buddy_marked) set_next_buddy(pse);
+    if (!next_buddy_marked) set_buddy(pse, &CfsRq::next);
     core_.resched_curr(cpu);
     if (!se->on_rq) return;
     if (feat("LAST_BUDDY") && scale && se->task)
-      for (SchedEntity* s = se; s; s = s->parent) s->cfs_rq->last = s;  // set_last_buddy()
+      set_buddy(se, &CfsRq::last);
   }
 }
 
