@@ -34,6 +34,10 @@ const std::vector<FeatureInfo>& feature_catalog() {
       {"WAKE_WIDE_V2", "cfs",
        "Mike Galbraith, \"sched/fair: Beef up wake_wide()\" (63b0e9edceec, v4.3): symmetric "
        "wake_wide() in select_task_rq_fair(), wide wakeups skip wake_affine()"},
+      {"NOHZ_ILB_OTHERS_FIRST", "cfs",
+       "Preeti U Murthy, \"sched: Improve load balancing in the presence of idle CPUs\" (v4.1): the "
+       "kicked CPU runs nohz_idle_balance() for the other idle CPUs before its own rebalance_domains(); "
+       "off = 4.0 and earlier, own domains first and the others only while it has no work"},
       {"SYNC_WAKEUPS", "linux24", "2.4 sync wakeups skip reschedule_idle() (no IPI, no preemption)"},
       {"SCHEDULE_TAIL_PUSH", "linux24",
        "__schedule_tail() offers a preempted task to another CPU via reschedule_idle()"},

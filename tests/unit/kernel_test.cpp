@@ -412,3 +412,52 @@ TEST(Spin, SpinUntilLosesTheTimeItSpentPreempted) {
   EXPECT_LT(back, 13500000);
   EXPECT_LT(s.task("spin")->se.sum_exec_runtime, 8000000);
 }
+
+namespace {
+// Each CPU_IDLE balance pass, with the CPU most recently kicked by an IPI.
+struct KickAndBalance : obs::Observer {
+  int last_kicked = -1;
+  std::vector<std::pair<int, int>> idle_passes;  // (balancing CPU, last kicked CPU)
+  void on_balance(int64_t, int cpu, int, int idle_type, bool, int, int64_t) override {
+    if (idle_type == static_cast<int>(kernel::CpuIdleType::Idle)) idle_passes.emplace_back(cpu, last_kicked);
+  }
+  void on_ipi(int64_t, int, int target, bool sent) override {
+    if (sent) last_kicked = target;
+  }
+};
+}  // namespace
+
+// run_rebalance_domains() (4.0 fair.c): the kicked CPU balances its own
+// domains first; once it has pulled a task, nohz_idle_balance() stops
+// (need_resched()) without balancing the other idle CPUs, and sets
+// nohz.next_balance to the kicked CPU's next_balance, which is now a busy
+// CPU's (4 ms x busy_factor 32 on this 4-CPU MC domain). So CPU 0's second
+// extra hog waits ~128 ms for the next kick while CPU 3 idles.
+TEST(NohzBalance, AKickedCpuThatPullsForItselfBalancesNobodyElse) {
+  TinySim s("1s4c1t", "linux-4.0");
+  KickAndBalance seen;
+  s.k.add_observer(&seen);
+  for (const char* name : {"h1", "h2", "h3", "h4"})
+    s.k.spawn(name, [](Proc& p) { return hog(p, 500000000, 1000000); }, 0);
+  s.k.run(100000000, 1000000);
+  ASSERT_FALSE(seen.idle_passes.empty());
+  for (const auto& [cpu, kicked] : seen.idle_passes) EXPECT_EQ(cpu, kicked) << "an idle CPU balanced on another's kick";
+  EXPECT_TRUE(s.k.curr(1) && s.k.curr(2));
+  EXPECT_EQ(s.k.curr(3), nullptr) << "the kick after a self-pull waits for the busy interval";
+  s.k.run(300000000, 1000000);
+  for (int c = 0; c < 4; ++c) EXPECT_NE(s.k.curr(c), nullptr) << "cpu " << c;
+  EXPECT_EQ(s.k.check_invariants(), "");
+}
+
+// The v4.1 order (NOHZ_ILB_OTHERS_FIRST): the kicked CPU balances the other
+// idle CPUs before itself, so a kick that ends with work for the kicked CPU
+// no longer pushes nohz.next_balance out to a busy interval, and the next
+// tick's kick fills CPU 3 within milliseconds.
+TEST(NohzBalance, WithTheV41OrderNoIdleCpuWaitsForABusyInterval) {
+  TinySim s("1s4c1t", "linux-4.0", 1, "NOHZ_ILB_OTHERS_FIRST");
+  for (const char* name : {"h1", "h2", "h3", "h4"})
+    s.k.spawn(name, [](Proc& p) { return hog(p, 500000000, 1000000); }, 0);
+  s.k.run(20000000, 1000000);
+  for (int c = 0; c < 4; ++c) EXPECT_NE(s.k.curr(c), nullptr) << "cpu " << c;
+  EXPECT_EQ(s.k.check_invariants(), "");
+}

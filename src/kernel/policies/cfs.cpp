@@ -44,9 +44,7 @@
 // the preempted current one. Time spent in balancing and placement is
 // charged from the cost model (per CPU scanned), not measured. SD_SERIALIZE
 // never contends: a balance pass is instantaneous in simulated time and its
-// cost is charged afterwards. nohz_idle_balance() balances the kicked CPU
-// itself last and only when it is due (4.0's run_rebalance_domains() does it
-// first, every time). The affinity-induced
+// cost is charged afterwards. The affinity-induced
 // group_imbalanced state (LBF_SOME_PINNED -> sgc->imbalance) is not tracked,
 // so pinned workloads balance as if unpinned groups were balanced.
 #include <algorithm>
@@ -2230,12 +2228,27 @@ void Cfs::trigger_load_balance(int cpu) {
   }
 }
 
+// run_rebalance_domains() on a kicked CPU (4.0 kernel/sched/fair.c): the
+// CPU's own domains first (rebalance_domains() balances those that are due),
+// then nohz_idle_balance() for the other tickless idle CPUs, which stops as
+// soon as this CPU has work (need_resched()): a kick whose CPU pulls a task
+// for itself balances nobody else, and nohz.next_balance becomes that CPU's
+// next_balance, now a busy CPU's interval. A kicked CPU has
+// rq->idle_balance = 1 (scheduler_ipi()), so both run as CPU_IDLE.
+// NOHZ_ILB_OTHERS_FIRST is the v4.1 order ("Do nohz_idle_balance *before*
+// rebalance_domains to give the idle CPUs a chance to load balance").
 void Cfs::nohz_idle_balance(int this_cpu) {
-  int64_t next = core_.jiffies() + 60 * core_.config().hz();
+  Rq& this_rq = rq(this_cpu);
+  const bool others_first = feat("NOHZ_ILB_OTHERS_FIRST");
+  if (!others_first) rebalance_domains(this_cpu, CpuIdleType::Idle);
   const hw::CpuMask mask = nohz_idle_mask_;
+  bool stop = false;
   mask.for_each([&](int balance_cpu) {
-    if (balance_cpu == this_cpu || !core_.idle_cpu(balance_cpu)) return;
-    if (core_.curr(this_cpu) || rq(this_cpu).cfs.h_nr_running) return;  // need_resched(): stop
+    if (stop || balance_cpu == this_cpu || !core_.idle_cpu(balance_cpu)) return;
+    if (core_.curr(this_cpu) || this_rq.cfs.h_nr_running) {  // need_resched()
+      stop = true;
+      return;
+    }
     Rq& r = rq(balance_cpu);
     if (core_.jiffies() >= r.next_balance) {
       // update_idle_cpu_load()
@@ -2243,11 +2256,10 @@ void Cfs::nohz_idle_balance(int this_cpu) {
       if (weighted_cpuload(balance_cpu) == 0 && pending > 0) update_cpu_load(balance_cpu, 0, pending);
       rebalance_domains(balance_cpu, CpuIdleType::Idle);
     }
-    next = std::min(next, r.next_balance);
+    this_rq.next_balance = std::min(this_rq.next_balance, r.next_balance);
   });
-  if (rq(this_cpu).cfs.h_nr_running == 0 && core_.jiffies() >= rq(this_cpu).next_balance)
-    rebalance_domains(this_cpu, CpuIdleType::Idle);
-  nohz_next_balance_ = std::min(next, rq(this_cpu).next_balance);
+  nohz_next_balance_ = this_rq.next_balance;
+  if (others_first) rebalance_domains(this_cpu, CpuIdleType::Idle);
 }
 
 std::string Cfs::check_invariants() const {
