@@ -48,6 +48,7 @@
 // group_imbalanced state (LBF_SOME_PINNED -> sgc->imbalance) is not tracked,
 // so pinned workloads balance as if unpinned groups were balanced.
 #include <algorithm>
+#include <array>
 #include <list>
 #include <map>
 #include <memory>
@@ -289,6 +290,21 @@ class Cfs final : public SchedClass {
     }
     v.emplace_back("placements", placements_);
     v.emplace_back("placement_rq_reads", placement_scans_);
+    // /proc/schedstat's load_balance() outcomes, summed over domains.
+    static const char* const kIdleName[] = {"busy", "idle", "newidle"};
+    for (size_t i = 0; i < lb_stats_.size(); ++i) {
+      const std::string t = kIdleName[i];
+      v.emplace_back("lb_nobusyg_" + t, lb_stats_[i].nobusyg);
+      v.emplace_back("lb_nobusyq_" + t, lb_stats_[i].nobusyq);
+      v.emplace_back("lb_failed_" + t, lb_stats_[i].failed);
+      v.emplace_back("lb_hot_gained_" + t, lb_stats_[i].hot_gained);
+    }
+    // se.statistics.nr_failed_migrations_*, summed over tasks, and
+    // detach_tasks()' "load/2 > imbalance" skip, which the kernel does not count.
+    v.emplace_back("failed_migrations_affine", failed_migrations_affine_);
+    v.emplace_back("failed_migrations_running", failed_migrations_running_);
+    v.emplace_back("failed_migrations_hot", failed_migrations_hot_);
+    v.emplace_back("lb_skipped_too_heavy", skipped_too_heavy_);
     return v;
   }
 
@@ -432,6 +448,13 @@ class Cfs final : public SchedClass {
   bool rd_overload_ = false;
   hw::CpuMask nohz_idle_mask_;
   int64_t nohz_next_balance_ = 0;
+  // schedstat counters, indexed by CpuIdleType (NotIdle, Idle, NewlyIdle).
+  struct LbSchedstat {
+    int64_t nobusyg = 0, nobusyq = 0, failed = 0, hot_gained = 0;
+  };
+  std::array<LbSchedstat, 3> lb_stats_{};
+  int64_t failed_migrations_affine_ = 0, failed_migrations_running_ = 0, failed_migrations_hot_ = 0;
+  int64_t skipped_too_heavy_ = 0;
   int64_t max_load_balance_interval_ = 1;
   uint64_t latency_, min_gran_, wakeup_gran_;
   unsigned nr_latency_ = 8;
@@ -1714,6 +1737,7 @@ bool Cfs::task_hot(Task* p, const LbEnv& env) {
 
 bool Cfs::can_migrate_task(Task* p, LbEnv& env) {
   if (!p->cpus_allowed.test(env.dst_cpu)) {
+    ++failed_migrations_affine_;
     env.flags |= LBF_SOME_PINNED;
     if (!env.dst_grpmask || (env.flags & LBF_DST_PINNED)) return false;
     const hw::CpuMask cand = *env.dst_grpmask & env.cpus & p->cpus_allowed;
@@ -1724,9 +1748,17 @@ bool Cfs::can_migrate_task(Task* p, LbEnv& env) {
     return false;
   }
   env.flags &= ~LBF_ALL_PINNED;
-  if (p->on_cpu || core_.curr(env.src_cpu) == p) return false;
+  if (p->on_cpu || core_.curr(env.src_cpu) == p) {
+    ++failed_migrations_running_;
+    return false;
+  }
   const bool hot = task_hot(p, env);
-  return !hot || env.sd->nr_balance_failed > static_cast<unsigned>(env.sd->cache_nice_tries);
+  if (!hot || env.sd->nr_balance_failed > static_cast<unsigned>(env.sd->cache_nice_tries)) {
+    if (hot) ++lb_stats_[static_cast<size_t>(env.idle)].hot_gained;
+    return true;
+  }
+  ++failed_migrations_hot_;
+  return false;
 }
 
 void Cfs::move_task(Task* p, int src, int dst) {
@@ -1763,6 +1795,7 @@ int Cfs::detach_tasks(LbEnv& env) {
       continue;
     }
     if (load / 2 > env.imbalance) {
+      ++skipped_too_heavy_;
       tasks.splice(tasks.end(), tasks, tasks.begin());
       continue;
     }
@@ -1991,11 +2024,13 @@ int Cfs::load_balance(int this_cpu, int level, CpuIdleType idle, bool* continue_
     SdLbStats sds;
     const int group = find_busiest_group(env, sds);
     if (group < 0) {
+      ++lb_stats_[static_cast<size_t>(idle)].nobusyg;
       balanced = true;
       break;
     }
     const int busiest = find_busiest_queue(env, sd.groups[static_cast<size_t>(group)]);
     if (busiest < 0) {
+      ++lb_stats_[static_cast<size_t>(idle)].nobusyq;
       balanced = true;
       break;
     }
@@ -2041,6 +2076,7 @@ int Cfs::load_balance(int this_cpu, int level, CpuIdleType idle, bool* continue_
       if (all_pinned) break;
     }
     if (!ld_moved) {
+      ++lb_stats_[static_cast<size_t>(idle)].failed;
       if (idle != CpuIdleType::NewlyIdle) sd.nr_balance_failed++;
       if (sd.nr_balance_failed > static_cast<unsigned>(sd.cache_nice_tries + 2)) {
         Task* bcurr = core_.curr(busiest);
