@@ -461,3 +461,30 @@ TEST(NohzBalance, WithTheV41OrderNoIdleCpuWaitsForABusyInterval) {
   for (int c = 0; c < 4; ++c) EXPECT_NE(s.k.curr(c), nullptr) << "cpu " << c;
   EXPECT_EQ(s.k.check_invariants(), "");
 }
+
+namespace {
+int64_t policy_stat(kernel::Kernel& k, const std::string& name) {
+  for (const auto& [key, v] : k.policy().stats())
+    if (key == name) return v;
+  ADD_FAILURE() << "no policy counter " << name;
+  return -1;
+}
+}  // namespace
+
+// schedstat: a task the balancer may not move counts in the task's
+// nr_failed_migrations_affine, and a pass that finds only pinned tasks is
+// "balanced" (out_all_pinned), not lb_failed.
+TEST(Schedstat, PinnedTasksCountAsAffineFailuresNotAsFailedBalances) {
+  TinySim s("1s2c1t", "linux-4.0");
+  kernel::Task* a = s.k.spawn("hogA", [](Proc& p) { return hog(p, 50000000, 1000000); }, 0);
+  kernel::Task* b = s.k.spawn("hogB", [](Proc& p) { return hog(p, 50000000, 1000000); }, 0);
+  a->cpus_allowed = b->cpus_allowed = cpus({0});
+  s.k.run(40000000, 1000000);
+  EXPECT_EQ(a->cpu, 0);
+  EXPECT_EQ(b->cpu, 0);
+  EXPECT_GT(policy_stat(s.k, "failed_migrations_affine"), 0);
+  EXPECT_EQ(policy_stat(s.k, "lb_failed_busy") + policy_stat(s.k, "lb_failed_idle") +
+                policy_stat(s.k, "lb_failed_newidle"),
+            0);
+  EXPECT_EQ(s.k.check_invariants(), "");
+}
