@@ -757,6 +757,7 @@ void Kernel::handle_kick(int c) {
     --nr_kicked_idle_;
     k.kicked_while_idle = false;
   }
+  const bool from_idle = k.idle;
   if (k.idle) exit_idle(c);
   sync(c);
   const bool was_armed = k.armed;
@@ -767,7 +768,13 @@ void Kernel::handle_kick(int c) {
   for (Task* p : pending) ttwu_do_activate(p, c, 0);
   if (k.balance_kick) {
     k.balance_kick = false;
-    policy_->nohz_idle_balance(c);
+    // scheduler_ipi() -> got_nohz_idle_kick() (4.0 core.c): the softirq
+    // balances only if this CPU is still idle with nothing to run (the
+    // interrupt runs on the idle task, rq->curr == rq->idle); a CPU that
+    // has work by now, a wakeup from this very IPI included, cancels the kick.
+    k.irq_from_idle = from_idle;
+    if (idle_cpu(c)) policy_->nohz_idle_balance(c);
+    k.irq_from_idle = false;
   }
   irq_exit(c, was_armed);
 }

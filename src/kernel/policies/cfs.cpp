@@ -2251,11 +2251,13 @@ void Cfs::trigger_load_balance(int cpu) {
     rebalance_domains(cpu, core_.idle_cpu(cpu) ? CpuIdleType::Idle : CpuIdleType::NotIdle);
   const bool kick = nohz_kick_needed(cpu);
   if (kick) {
-    // nohz_balancer_kick(): the first idle CPU balances for all idle CPUs.
+    // nohz_balancer_kick(): find_new_ilb() takes the first CPU of
+    // nohz.idle_cpus_mask, and only if it is idle (a CPU that has woken but
+    // not yet ticked is still in the mask: then nobody is kicked).
     ++nohz_next_balance_;  // nohz.next_balance++
     int ilb = -1;
     nohz_idle_mask_.for_each([&](int c) {
-      if (ilb < 0 && core_.idle_cpu(c)) ilb = c;
+      if (ilb == -1) ilb = core_.idle_cpu(c) ? c : -2;
     });
     if (ilb >= 0) {
       ++nohz_kicks_;
