@@ -209,6 +209,17 @@ hw::CpuMask cpus(std::initializer_list<int> list) {
   for (int c : list) m.set(c);
   return m;
 }
+// Hogs of `total` ns in `chunk` pieces, all spawned on `cpu`; with `pin`
+// they may run only there.
+std::vector<kernel::Task*> spawn_hogs(TinySim& s, std::initializer_list<const char*> names, int64_t total,
+                                      int64_t chunk, int cpu, bool pin = false) {
+  std::vector<kernel::Task*> tasks;
+  for (const char* name : names) {
+    tasks.push_back(s.k.spawn(name, [=](Proc& p) { return hog(p, total, chunk); }, cpu));
+    if (pin) tasks.back()->cpus_allowed = cpus({cpu});
+  }
+  return tasks;
+}
 Co<void> record_mask_and_cpu(Proc& p, hw::CpuMask* mask, int* cpu) {
   *mask = p.task()->cpus_allowed;
   *cpu = p.cpu();
@@ -288,9 +299,9 @@ Co<void> repin_the_waiting_hog(Proc& p, kernel::Task* a, kernel::Task* b, hw::Cp
 // its mask is moved at once (move_queued_task()), not at its next wakeup.
 TEST(Kernel, TasksetOnAQueuedTaskMovesIt) {
   TinySim s("p4xeon-4way", "linux-4.0");
-  kernel::Task* a = s.k.spawn("a", [](Proc& p) { return hog(p, 20000000, 20000000); }, 0);
-  kernel::Task* b = s.k.spawn("b", [](Proc& p) { return hog(p, 20000000, 20000000); }, 0);
-  a->cpus_allowed = b->cpus_allowed = cpus({0});
+  const auto hogs = spawn_hogs(s, {"a", "b"}, 20000000, 20000000, 0, true);
+  kernel::Task* a = hogs[0];
+  kernel::Task* b = hogs[1];
   kernel::Task* waiting = nullptr;
   int moved_to = -1;
   kernel::Task* c = s.k.spawn("taskset", [&](Proc& p) {
@@ -437,8 +448,7 @@ TEST(NohzBalance, AKickedCpuThatPullsForItselfBalancesNobodyElse) {
   TinySim s("1s4c1t", "linux-4.0");
   KickAndBalance seen;
   s.k.add_observer(&seen);
-  for (const char* name : {"h1", "h2", "h3", "h4"})
-    s.k.spawn(name, [](Proc& p) { return hog(p, 500000000, 1000000); }, 0);
+  spawn_hogs(s, {"h1", "h2", "h3", "h4"}, 500000000, 1000000, 0);
   s.k.run(100000000, 1000000);
   ASSERT_FALSE(seen.idle_passes.empty());
   for (const auto& [cpu, kicked] : seen.idle_passes) EXPECT_EQ(cpu, kicked) << "an idle CPU balanced on another's kick";
@@ -455,8 +465,7 @@ TEST(NohzBalance, AKickedCpuThatPullsForItselfBalancesNobodyElse) {
 // tick's kick fills CPU 3 within milliseconds.
 TEST(NohzBalance, WithTheV41OrderNoIdleCpuWaitsForABusyInterval) {
   TinySim s("1s4c1t", "linux-4.0", 1, "NOHZ_ILB_OTHERS_FIRST");
-  for (const char* name : {"h1", "h2", "h3", "h4"})
-    s.k.spawn(name, [](Proc& p) { return hog(p, 500000000, 1000000); }, 0);
+  spawn_hogs(s, {"h1", "h2", "h3", "h4"}, 500000000, 1000000, 0);
   s.k.run(20000000, 1000000);
   for (int c = 0; c < 4; ++c) EXPECT_NE(s.k.curr(c), nullptr) << "cpu " << c;
   EXPECT_EQ(s.k.check_invariants(), "");
@@ -476,12 +485,10 @@ int64_t policy_stat(kernel::Kernel& k, const std::string& name) {
 // "balanced" (out_all_pinned), not lb_failed.
 TEST(Schedstat, PinnedTasksCountAsAffineFailuresNotAsFailedBalances) {
   TinySim s("1s2c1t", "linux-4.0");
-  kernel::Task* a = s.k.spawn("hogA", [](Proc& p) { return hog(p, 50000000, 1000000); }, 0);
-  kernel::Task* b = s.k.spawn("hogB", [](Proc& p) { return hog(p, 50000000, 1000000); }, 0);
-  a->cpus_allowed = b->cpus_allowed = cpus({0});
+  spawn_hogs(s, {"hogA", "hogB"}, 50000000, 1000000, 0, true);
   s.k.run(40000000, 1000000);
-  EXPECT_EQ(a->cpu, 0);
-  EXPECT_EQ(b->cpu, 0);
+  EXPECT_EQ(s.task("hogA")->cpu, 0);
+  EXPECT_EQ(s.task("hogB")->cpu, 0);
   EXPECT_GT(policy_stat(s.k, "failed_migrations_affine"), 0);
   EXPECT_EQ(policy_stat(s.k, "lb_failed_busy") + policy_stat(s.k, "lb_failed_idle") +
                 policy_stat(s.k, "lb_failed_newidle"),
