@@ -159,3 +159,52 @@ TEST(Autogroup, TheGroupsBooksBalanceThroughAPipeRun) {
     EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
   }
 }
+
+namespace {
+int64_t policy_stat(kernel::Kernel& k, const std::string& name) {
+  for (const auto& [key, value] : k.policy().stats())
+    if (key == name) return value;
+  return -1;
+}
+hw::CpuMask only(int cpu) {
+  hw::CpuMask m;
+  m.set(cpu);
+  return m;
+}
+Co<void> pinned_burst(Proc& p, int cpu, int64_t work, int64_t sleep) {
+  co_await p.sched_setaffinity(only(cpu));
+  co_await hog(p, work);
+  if (sleep) co_await p.nanosleep(sleep);
+}
+// One session: three hogs on CPU 0; on CPU 1 one hog and six tasks that
+// run 10 ms there and then sleep.
+Co<void> hogs_and_sleepers(Proc& p) {
+  static Program hog_on_0 = [](Proc& c) { return pinned_burst(c, 0, 300000000, 0); };
+  static Program hog_on_1 = [](Proc& c) { return pinned_burst(c, 1, 300000000, 0); };
+  static Program sleeper_on_1 = [](Proc& c) { return pinned_burst(c, 1, 10000000, 1000000000); };
+  for (int i = 0; i < 3; ++i) co_await p.fork("hog0", hog_on_0, false);
+  co_await p.fork("hog1", hog_on_1, false);
+  for (int i = 0; i < 6; ++i) co_await p.fork("sleeper1", sleeper_on_1, false);
+  for (int i = 0; i < 10; ++i) co_await p.wait_child();
+}
+}  // namespace
+
+// The load view sample's what-ifs. Once the six have gone to sleep, CPU 0
+// runs three of the group's tasks and CPU 1 one, but CPU 1's queue still
+// holds their blocked load, and the group entity's contribution counts it
+// (tg_load_contrib = runnable + blocked): CPU 1 reads heavier until that
+// decays (half-life 32 ms), about 50 samples. Counted without the blocked
+// load, CPU 0 reads heavier (the one exception is a sample in the
+// first millisecond, while the forks' averages start).
+TEST(Autogroup, BlockedLoadMakesTheBusierCpuReadLighter) {
+  GroupSim s("1s2c1t", true);
+  s.k.spawn("session", [](Proc& p) { return hogs_and_sleepers(p); }, 0);
+  s.k.run(200000000, 100000000);
+  const int64_t pairs = policy_stat(s.k, "load_view_pairs");
+  const int64_t inversions = policy_stat(s.k, "load_view_inversions");
+  EXPECT_GE(pairs, 150);  // three runnable against one from ~70 ms on
+  EXPECT_GE(inversions, 30);
+  EXPECT_GE(policy_stat(s.k, "load_view_inversions_if_fresh"), 30);
+  EXPECT_LE(policy_stat(s.k, "load_view_inversions_if_no_blocked"), inversions / 10);
+  EXPECT_EQ(s.k.check_invariants(), "");
+}

@@ -483,6 +483,46 @@ int64_t policy_stat(kernel::Kernel& k, const std::string& name) {
 // schedstat: a task the balancer may not move counts in the task's
 // nr_failed_migrations_affine, and a pass that finds only pinned tasks is
 // "balanced" (out_all_pinned), not lb_failed.
+namespace {
+// Wakes at every multiple of `period`, runs `work`, sleeps again: tasks
+// started together wake together and queue behind each other.
+Co<void> periodic_worker(Proc& p, int64_t period, int64_t work, int rounds) {
+  for (int i = 0; i < rounds; ++i) {
+    co_await p.user(work);
+    co_await p.nanosleep(period - p.now() % period);
+  }
+}
+}  // namespace
+
+// The load view sample: three hogs on CPU 0 against one on CPU 1 read
+// heavier, so every sampled pair agrees with the queues.
+TEST(LoadView, HogsReadAsHeavyAsTheirQueues) {
+  TinySim s("1s2c1t", "linux-4.0");
+  spawn_hogs(s, {"a", "b", "c"}, 40000000, 1000000, 0, true);
+  spawn_hogs(s, {"d"}, 40000000, 1000000, 1, true);
+  s.k.run(30000000, 1000000);
+  EXPECT_GE(policy_stat(s.k, "load_view_pairs"), 25);
+  EXPECT_EQ(policy_stat(s.k, "load_view_inversions"), 0);
+}
+
+// Three tasks that run 3 ms in 40 ms queue three deep on CPU 0 when they
+// wake together, yet their decayed runnable averages add up to less than
+// one hog's: the more loaded queue reads lighter.
+TEST(LoadView, SleepyTasksQueuedTogetherReadLighterThanOneHog) {
+  TinySim s("1s2c1t", "linux-4.0");
+  for (const char* name : {"w1", "w2", "w3"})
+    s.k.spawn(name, [](Proc& p) { return periodic_worker(p, 40000000, 3000000, 10); }, 0)->cpus_allowed = cpus({0});
+  spawn_hogs(s, {"hog"}, 400000000, 1000000, 1, true);
+  s.k.run(400000000, 1000000);
+  const int64_t pairs = policy_stat(s.k, "load_view_pairs");
+  const int64_t inversions = policy_stat(s.k, "load_view_inversions");
+  // Ten wake-ups, each three ticks deep; the first, before the averages
+  // decay from init_task_runnable_average()'s full weight, agree.
+  EXPECT_GE(pairs, 20);
+  EXPECT_GT(inversions, pairs / 2);
+  EXPECT_LE(inversions, pairs);
+}
+
 TEST(Schedstat, PinnedTasksCountAsAffineFailuresNotAsFailedBalances) {
   TinySim s("1s2c1t", "linux-4.0");
   spawn_hogs(s, {"hogA", "hogB"}, 50000000, 1000000, 0, true);

@@ -265,6 +265,8 @@ class Cfs final : public SchedClass {
   void set_curr_task(int cpu, Task* p) override {}
   void task_tick(int cpu, Task* curr) override;
   void trigger_load_balance(int cpu) override;
+  void sample_load_view();
+  int64_t load_if_refreshed(int cpu, bool with_blocked) const;
   void nohz_idle_balance(int cpu) override;
   void cpu_went_idle(int cpu) override;
   void cpu_exited_idle(int cpu) override;
@@ -305,6 +307,12 @@ class Cfs final : public SchedClass {
     v.emplace_back("failed_migrations_running", failed_migrations_running_);
     v.emplace_back("failed_migrations_hot", failed_migrations_hot_);
     v.emplace_back("lb_skipped_too_heavy", skipped_too_heavy_);
+    v.emplace_back("load_view_pairs", load_view_pairs_);
+    v.emplace_back("load_view_inversions", load_view_inversions_);
+    if (group_sched_) {
+      v.emplace_back("load_view_inversions_if_fresh", load_view_inversions_if_fresh_);
+      v.emplace_back("load_view_inversions_if_no_blocked", load_view_inversions_if_no_blocked_);
+    }
     return v;
   }
 
@@ -455,6 +463,8 @@ class Cfs final : public SchedClass {
   std::array<LbSchedstat, 3> lb_stats_{};
   int64_t failed_migrations_affine_ = 0, failed_migrations_running_ = 0, failed_migrations_hot_ = 0;
   int64_t skipped_too_heavy_ = 0;
+  int64_t load_view_pairs_ = 0, load_view_inversions_ = 0, load_view_jiffy_ = -1;
+  int64_t load_view_inversions_if_fresh_ = 0, load_view_inversions_if_no_blocked_ = 0;
   int64_t max_load_balance_interval_ = 1;
   uint64_t latency_, min_gran_, wakeup_gran_;
   unsigned nr_latency_ = 8;
@@ -2245,7 +2255,59 @@ bool Cfs::nohz_kick_needed(int cpu) {
   return false;
 }
 
+// Not a kernel counter: how well the load that placement and balancing read
+// (weighted_cpuload()) ranks CPUs by what they have queued. Once a jiffy, at
+// the first tick, over every ordered pair of CPUs where one has two or more
+// runnable tasks more (cfs h_nr_running) than the other, count the pairs
+// where it does not read heavier. A task that mostly sleeps carries little load,
+// so some inversions are normal; with autogroup in 4.0 a CPU's load is its
+// group entity's share of the group's runnable *and blocked* load
+// (__update_cfs_rq_tg_load_contrib(), __update_group_entity_contrib()),
+// refreshed once per 1024 us period, so it follows where the group's tasks
+// slept as much as where they queue.
+// With group scheduling two what-ifs say which term inverts: the same count
+// with every group entity's contribution recomputed from its queue's load at
+// the sample (as if tg_load_contrib, tg->load_avg and the entity's contrib
+// had just been refreshed), with and without the queues' blocked load.
+void Cfs::sample_load_view() {
+  const int64_t jiffy = core_.jiffies();
+  if (jiffy == load_view_jiffy_) return;
+  load_view_jiffy_ = jiffy;
+  const int n = core_.machine().topo().nr_cpus();
+  std::vector<int64_t> fresh, runnable_only;
+  if (group_sched_)
+    for (int cpu = 0; cpu < n; ++cpu) {
+      fresh.push_back(load_if_refreshed(cpu, true));
+      runnable_only.push_back(load_if_refreshed(cpu, false));
+    }
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      if (rq(a).cfs.h_nr_running < rq(b).cfs.h_nr_running + 2) continue;
+      ++load_view_pairs_;
+      if (weighted_cpuload(a) <= weighted_cpuload(b)) ++load_view_inversions_;
+      if (!group_sched_) continue;
+      if (fresh[a] <= fresh[b]) ++load_view_inversions_if_fresh_;
+      if (runnable_only[a] <= runnable_only[b]) ++load_view_inversions_if_no_blocked_;
+    }
+}
+
+int64_t Cfs::load_if_refreshed(int cpu, bool with_blocked) const {
+  int64_t load = rq(cpu).cfs.runnable_load_avg;
+  for (const auto& [id, tg] : groups_) {
+    const SchedEntity& se = *tg->se[static_cast<size_t>(cpu)];
+    if (!se.on_rq) continue;
+    auto queue_load = [&](const CfsRq& q) { return q.runnable_load_avg + (with_blocked ? q.blocked_load_avg : 0); };
+    int64_t group_load = 0;
+    for (const auto& q : tg->cfs_rq) group_load += queue_load(*q);
+    load += fair_group::group_entity_contrib(queue_load(*tg->cfs_rq[static_cast<size_t>(cpu)]), tg->shares,
+                                             group_load, tg->runnable_avg) -
+            se.load_avg_contrib;
+  }
+  return load;
+}
+
 void Cfs::trigger_load_balance(int cpu) {
+  sample_load_view();
   if (core_.domains().of(cpu).empty()) return;
   if (core_.jiffies() >= rq(cpu).next_balance)
     rebalance_domains(cpu, core_.idle_cpu(cpu) ? CpuIdleType::Idle : CpuIdleType::NotIdle);
