@@ -18,10 +18,12 @@ namespace {
 struct GroupSim {
   hw::Machine machine;
   kernel::Kernel k;
-  GroupSim(const std::string& machine_name, bool autogroup, uint64_t seed = 1, bool fair_group_sched = false)
-      : machine(hw::load_machine(machine_name)), k(machine, config(autogroup, fair_group_sched), seed) {}
-  static kernel::KernelConfig config(bool autogroup, bool fair_group_sched) {
+  GroupSim(const std::string& machine_name, bool autogroup, uint64_t seed = 1, bool fair_group_sched = false,
+           const std::string& features = "")
+      : machine(hw::load_machine(machine_name)), k(machine, config(autogroup, fair_group_sched, features), seed) {}
+  static kernel::KernelConfig config(bool autogroup, bool fair_group_sched, const std::string& features) {
     kernel::KernelConfig c(kernel::load_preset("linux-4.0"));
+    c.apply_features(features);
     c.apply_sysctl(std::string("sched_autogroup_enabled=") + (autogroup ? "1" : "0"));
     c.apply_sysctl(std::string("fair_group_sched=") + (fair_group_sched ? "1" : "0"));
     return c;
@@ -69,6 +71,16 @@ TEST(FairGroup, AGroupEntityShowsItsQueuesShareOfTheGroup) {
   EXPECT_EQ(fg::group_entity_contrib(511, 1024, 16351, 16 * 1024), 511 * 1024 / 16352);
   EXPECT_EQ(fg::group_entity_contrib(1024, 1024, 1024, 1024), 1023);
   EXPECT_EQ(fg::group_entity_contrib(1024, 1024, 1024, 512), 511);
+}
+
+// calc_group_runnable()'s ratio (8): a queue with 1000 runnable and 3000
+// blocked shows a quarter of its entity's load; a queue whose averages lag
+// its instant weight (a task just enqueued) shows all of it; an empty one
+// none.
+TEST(FairGroup, GroupRunnableWeightCountsTheRunnablePartOnly) {
+  EXPECT_EQ(fg::runnable_part(40, 1000, 3000, 1024), 40 * 1024 / 4000);
+  EXPECT_EQ(fg::runnable_part(40, 100, 300, 1024), 40);
+  EXPECT_EQ(fg::runnable_part(40, 0, 0, 0), 0);
 }
 
 TEST(Autogroup, EachSpawnedSessionGetsAGroupItsChildrenInherit) {
@@ -144,10 +156,12 @@ TEST(Autogroup, AFreshGroupShowsNoLoadUntilItsFirstPeriod) {
 // group's books balance at every step (tg->load_avg is the sum of what its
 // queues published, entities are queued exactly when their queues hold
 // tasks, the task counts add up) and the run ends.
-// The same with every task in the root group (fair_group_sched=1 alone).
+// The same with every task in the root group (fair_group_sched=1 alone),
+// and with GROUP_RUNNABLE_WEIGHT.
 TEST(Autogroup, TheGroupsBooksBalanceThroughAPipeRun) {
-  for (bool autogroup : {true, false}) {
-    GroupSim s("2s2c1t", autogroup, 1, !autogroup);
+  for (int run = 0; run < 3; ++run) {
+    const bool autogroup = run != 1;
+    GroupSim s("2s2c1t", autogroup, 1, !autogroup, run == 2 ? "GROUP_RUNNABLE_WEIGHT" : "");
     workload::Instances bench("pipe", {"-l", "3000"}, 4, workload::StartLayout{});
     bench.start(s.k, [] {});
     kernel::RunResult r;
@@ -206,5 +220,18 @@ TEST(Autogroup, BlockedLoadMakesTheBusierCpuReadLighter) {
   EXPECT_GE(inversions, 30);
   EXPECT_GE(policy_stat(s.k, "load_view_inversions_if_fresh"), 30);
   EXPECT_LE(policy_stat(s.k, "load_view_inversions_if_no_blocked"), inversions / 10);
+  EXPECT_EQ(s.k.check_invariants(), "");
+}
+
+// The same with GROUP_RUNNABLE_WEIGHT (v4.15's runnable weight): the
+// sleepers' blocked load no longer counts in CPU 1's load, so CPU 0, with
+// three runnable tasks against one, reads heavier throughout.
+TEST(Autogroup, WithGroupRunnableWeightTheBusierCpuReadsHeavier) {
+  GroupSim s("1s2c1t", true, 1, false, "GROUP_RUNNABLE_WEIGHT");
+  s.k.spawn("session", [](Proc& p) { return hogs_and_sleepers(p); }, 0);
+  s.k.run(200000000, 100000000);
+  EXPECT_GE(policy_stat(s.k, "load_view_pairs"), 150);
+  EXPECT_LE(policy_stat(s.k, "load_view_inversions"), 2);
+  EXPECT_EQ(policy_stat(s.k, "load_view_inversions_if_fresh"), -1);  // not reported
   EXPECT_EQ(s.k.check_invariants(), "");
 }

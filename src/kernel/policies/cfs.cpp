@@ -309,7 +309,7 @@ class Cfs final : public SchedClass {
     v.emplace_back("lb_skipped_too_heavy", skipped_too_heavy_);
     v.emplace_back("load_view_pairs", load_view_pairs_);
     v.emplace_back("load_view_inversions", load_view_inversions_);
-    if (group_sched_) {
+    if (group_sched_ && !feat("GROUP_RUNNABLE_WEIGHT")) {
       v.emplace_back("load_view_inversions_if_fresh", load_view_inversions_if_fresh_);
       v.emplace_back("load_view_inversions_if_no_blocked", load_view_inversions_if_no_blocked_);
     }
@@ -628,11 +628,18 @@ int64_t Cfs::update_entity_load_avg_contrib(SchedEntity* se) {
     q.tg_runnable_contrib += runnable;
   }
   se->load_avg_contrib = fair_group::group_entity_contrib(q.tg_load_contrib, tg.shares, tg.load_avg, tg.runnable_avg);
+  if (feat("GROUP_RUNNABLE_WEIGHT"))
+    se->load_avg_contrib =
+        fair_group::runnable_part(se->load_avg_contrib, q.runnable_load_avg, q.blocked_load_avg, q.load_weight);
   return se->load_avg_contrib - old;
 }
 
 void Cfs::update_entity_load_avg(SchedEntity* se, bool update_cfs_rq) {
-  if (!update_runnable_avg(now(), *se, se->on_rq)) return;
+  // With GROUP_RUNNABLE_WEIGHT a group entity is recomputed at every update,
+  // as v4.15's update_cfs_group() does at each enqueue, dequeue and tick,
+  // not only when a 1024 us period has ended.
+  const bool refresh_group = se->my_q && feat("GROUP_RUNNABLE_WEIGHT");
+  if (!update_runnable_avg(now(), *se, se->on_rq) && !refresh_group) return;
   const int64_t delta = update_entity_load_avg_contrib(se);
   if (!update_cfs_rq) return;
   CfsRq& cfs = *se->cfs_rq;
@@ -2265,10 +2272,11 @@ bool Cfs::nohz_kick_needed(int cpu) {
 // (__update_cfs_rq_tg_load_contrib(), __update_group_entity_contrib()),
 // refreshed once per 1024 us period, so it follows where the group's tasks
 // slept as much as where they queue.
-// With group scheduling two what-ifs say which term inverts: the same count
-// with every group entity's contribution recomputed from its queue's load at
-// the sample (as if tg_load_contrib, tg->load_avg and the entity's contrib
-// had just been refreshed), with and without the queues' blocked load.
+// With 4.0's group scheduling two what-ifs say which term inverts: the same
+// count with every group entity's contribution recomputed from its queue's
+// load at the sample (as if tg_load_contrib, tg->load_avg and the entity's
+// contrib had just been refreshed), with and without the queues' blocked
+// load. (Not reported with GROUP_RUNNABLE_WEIGHT, which changes the formula.)
 void Cfs::sample_load_view() {
   const int64_t jiffy = core_.jiffies();
   if (jiffy == load_view_jiffy_) return;

@@ -53,4 +53,19 @@ inline int64_t group_entity_contrib(int64_t queue_tg_load_contrib, int64_t tg_sh
   return contrib;
 }
 
+// GROUP_RUNNABLE_WEIGHT, a what-if from v4.15: calc_group_runnable() in
+// kernel/sched/fair.c (Peter Zijlstra, "sched/fair: Propagate an effective
+// runnable_load_avg") notes that a group entity's weight "includes blocked
+// load and does not represent the runnable weight", and counts only the
+// runnable part in its parent's runnable load:
+//   runnable = contrib * max(runnable_load_avg, load.weight)
+//                      / max(runnable_load_avg + blocked_load_avg, load.weight)
+// (the max()es take the instant weight while the averages lag, its (8)).
+inline int64_t runnable_part(int64_t contrib, int64_t queue_runnable_load, int64_t queue_blocked_load,
+                             int64_t queue_weight) {
+  const int64_t load = std::max(queue_runnable_load + queue_blocked_load, queue_weight);
+  if (load == 0) return 0;
+  return contrib * std::max(queue_runnable_load, queue_weight) / load;
+}
+
 }  // namespace kernel::fair_group
