@@ -39,7 +39,8 @@ const std::vector<FeatureInfo>& feature_catalog() {
        "kicked CPU runs nohz_idle_balance() for the other idle CPUs before its own rebalance_domains(); "
        "off = 4.0 and earlier, own domains first and the others only while it has no work"},
       {"GROUP_RUNNABLE_WEIGHT", "cfs",
-       "what-if from v4.15 (calc_group_runnable(), \"sched/fair: Propagate an effective runnable_load_avg\"): "
+       "what-if from v4.15 (calc_group_runnable(), 1ea6c46a23f1 \"sched/fair: Propagate an effective "
+       "runnable_load_avg\"): "
        "with group scheduling, a group entity adds only its queue's runnable share of its load to its "
        "CPU's runnable load, recomputed at every update; off = 4.0, runnable plus blocked, per 1024 us period"},
       {"SYNC_WAKEUPS", "linux24", "2.4 sync wakeups skip reschedule_idle() (no IPI, no preemption)"},

@@ -54,10 +54,11 @@ inline int64_t group_entity_contrib(int64_t queue_tg_load_contrib, int64_t tg_sh
 }
 
 // GROUP_RUNNABLE_WEIGHT, a what-if from v4.15: calc_group_runnable() in
-// kernel/sched/fair.c (Peter Zijlstra, "sched/fair: Propagate an effective
-// runnable_load_avg") notes that a group entity's weight "includes blocked
-// load and does not represent the runnable weight", and counts only the
-// runnable part in its parent's runnable load:
+// kernel/sched/fair.c (Peter Zijlstra's "A bit of a cgroup/PELT overhaul":
+// 1ea6c46a23f1 "sched/fair: Propagate an effective runnable_load_avg", and
+// 2c8e4dce7963 for the max()es) notes that a group entity's weight
+// "includes blocked load and does not represent the runnable weight", and
+// counts only the runnable part in its parent's runnable load:
 //   runnable = contrib * max(runnable_load_avg, load.weight)
 //                      / max(runnable_load_avg + blocked_load_avg, load.weight)
 // (the max()es take the instant weight while the averages lag, its (8)).
