@@ -28,6 +28,10 @@
 //
 // The same code with every task in the root group is a kernel built with
 // CONFIG_FAIR_GROUP_SCHED and autogroup off (sysctl fair_group_sched=1).
+// GROUP_RUNNABLE_WEIGHT backports v4.15's runnable weight of a group entity
+// (its queue's runnable share only) into this 4.0 load tracking, as a
+// what-if; load_view_* count how often the load ranks CPUs against their
+// queues.
 //
 // Where it falls short: with neither sysctl the model is a kernel built
 // without CONFIG_FAIR_GROUP_SCHED (every pick puts and sets the previous
