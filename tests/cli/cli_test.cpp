@@ -118,8 +118,12 @@ TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
             std::string::npos);
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n     Total time: \d+\.\d{3} \[sec\]\n)")));
   for (const char* s : {"context switches", "migrations", "wakeups", "run delay", "balance newidle",
-                        "idle per cpu", "wasted CPU time"})
+                        "idle per cpu", "wasted CPU time", "load_view_inversions"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
+  EXPECT_EQ(r.out.find("load_view_inversions_if_fresh"), std::string::npos);  // group scheduling only
+  auto grouped = run("perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --sysctl sched_autogroup_enabled=1");
+  EXPECT_EQ(grouped.code, 0) << grouped.err;
+  EXPECT_TRUE(std::regex_search(grouped.out, std::regex(R"(\n  load_view_inversions_if_no_blocked +\d+\n)")));
 }
 
 TEST(Cli, JsonOutputHasTheDocumentedKeys) {
