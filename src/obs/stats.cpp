@@ -218,10 +218,9 @@ std::string format_summary(const Summary& s) {
   std::snprintf(buf, sizeof buf, "  wasted CPU time       %12.3f ms (a CPU idle while a task waited)\n",
                 static_cast<double>(s.wasted_ns) / 1e6);
   o << buf;
-  int name_width = 22;
-  for (const auto& [k, v] : s.policy) name_width = std::max(name_width, static_cast<int>(k.size()) + 1);
+  // One column for every run, so that summaries of two variants diff cleanly.
   for (const auto& [k, v] : s.policy) {
-    std::snprintf(buf, sizeof buf, "  %-*s%12lld\n", name_width, k.c_str(), static_cast<long long>(v));
+    std::snprintf(buf, sizeof buf, "  %-36s%12lld\n", k.c_str(), static_cast<long long>(v));
     o << buf;
   }
   return o.str();

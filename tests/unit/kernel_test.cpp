@@ -480,9 +480,6 @@ int64_t policy_stat(kernel::Kernel& k, const std::string& name) {
 }
 }  // namespace
 
-// schedstat: a task the balancer may not move counts in the task's
-// nr_failed_migrations_affine, and a pass that finds only pinned tasks is
-// "balanced" (out_all_pinned), not lb_failed.
 namespace {
 // Wakes at every multiple of `period`, runs `work`, sleeps again: tasks
 // started together wake together and queue behind each other.
@@ -516,13 +513,16 @@ TEST(LoadView, SleepyTasksQueuedTogetherReadLighterThanOneHog) {
   s.k.run(400000000, 1000000);
   const int64_t pairs = policy_stat(s.k, "load_view_pairs");
   const int64_t inversions = policy_stat(s.k, "load_view_inversions");
-  // Ten wake-ups, each three ticks deep; the first, before the averages
-  // decay from init_task_runnable_average()'s full weight, agree.
+  // Ten wake-ups, each about three ticks deep. Only the first agrees with
+  // the queues, before the averages decay from init_task_runnable_average()'s
+  // full weight.
   EXPECT_GE(pairs, 20);
-  EXPECT_GT(inversions, pairs / 2);
-  EXPECT_LE(inversions, pairs);
+  EXPECT_GE(inversions, pairs - 4);
 }
 
+// schedstat: a task the balancer may not move counts in the task's
+// nr_failed_migrations_affine, and a pass that finds only pinned tasks is
+// "balanced" (out_all_pinned), not lb_failed.
 TEST(Schedstat, PinnedTasksCountAsAffineFailuresNotAsFailedBalances) {
   TinySim s("1s2c1t", "linux-4.0");
   spawn_hogs(s, {"hogA", "hogB"}, 50000000, 1000000, 0, true);

@@ -2286,8 +2286,9 @@ void Cfs::sample_load_view() {
   if (jiffy == load_view_jiffy_) return;
   load_view_jiffy_ = jiffy;
   const int n = core_.machine().topo().nr_cpus();
+  const bool what_ifs = group_sched_ && !feat("GROUP_RUNNABLE_WEIGHT");
   std::vector<int64_t> fresh, runnable_only;
-  if (group_sched_)
+  if (what_ifs)
     for (int cpu = 0; cpu < n; ++cpu) {
       fresh.push_back(load_if_refreshed(cpu, true));
       runnable_only.push_back(load_if_refreshed(cpu, false));
@@ -2297,7 +2298,7 @@ void Cfs::sample_load_view() {
       if (rq(a).cfs.h_nr_running < rq(b).cfs.h_nr_running + 2) continue;
       ++load_view_pairs_;
       if (weighted_cpuload(a) <= weighted_cpuload(b)) ++load_view_inversions_;
-      if (!group_sched_) continue;
+      if (!what_ifs) continue;
       if (fresh[a] <= fresh[b]) ++load_view_inversions_if_fresh_;
       if (runnable_only[a] <= runnable_only[b]) ++load_view_inversions_if_no_blocked_;
     }
@@ -2381,6 +2382,13 @@ std::string Cfs::check_invariants() const {
     const size_t running = cfs.curr && cfs.curr->on_rq ? 1 : 0;
     if (cfs.timeline.size() + running != static_cast<size_t>(cfs.nr_running))
       err << what << " cpu" << c << " rbtree size mismatch; ";
+    // The queue's runnable load is the sum of its queued entities' contribs
+    // (kept by deltas: enqueue/dequeue_entity_load_avg(), update_entity_load_avg()).
+    int64_t queued_load = running ? cfs.curr->load_avg_contrib : 0;
+    for (const auto& [seq, se] : cfs.by_seq) queued_load += se->load_avg_contrib;
+    if (queued_load != cfs.runnable_load_avg)
+      err << what << " cpu" << c << " runnable_load_avg " << cfs.runnable_load_avg << " != queued " << queued_load << "; ";
+    if (cfs.blocked_load_avg < 0) err << what << " cpu" << c << " negative blocked load; ";
   };
   for (int c = 0; c < core_.nr_cpus(); ++c) {
     const Rq& r = rq(c);

@@ -61,7 +61,11 @@ inline int64_t group_entity_contrib(int64_t queue_tg_load_contrib, int64_t tg_sh
 // counts only the runnable part in its parent's runnable load:
 //   runnable = contrib * max(runnable_load_avg, load.weight)
 //                      / max(runnable_load_avg + blocked_load_avg, load.weight)
-// (the max()es take the instant weight while the averages lag, its (8)).
+// (the max()es take the instant weight while the averages lag, its (8);
+// v4.15 has runnable_weight where this has load.weight, the same thing in 4.0,
+// whose queues hold only runnable entities). v4.15 also clamps the result to
+// [MIN_SHARES, shares]; the ratio here never exceeds 1, and an empty queue's
+// entity, which would get MIN_SHARES, is not queued.
 inline int64_t runnable_part(int64_t contrib, int64_t queue_runnable_load, int64_t queue_blocked_load,
                              int64_t queue_weight) {
   const int64_t load = std::max(queue_runnable_load + queue_blocked_load, queue_weight);
