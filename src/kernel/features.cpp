@@ -42,8 +42,12 @@ const std::vector<FeatureInfo>& feature_catalog() {
        "what-if from v4.15 (calc_group_runnable(), 1ea6c46a23f1 \"sched/fair: Propagate an effective "
        "runnable_load_avg\"): "
        "with group scheduling, a group entity adds only its queue's runnable share of its load to its "
-       "CPU's runnable load (which task_h_load() then divides too), recomputed at every update; off = 4.0, "
-       "runnable plus blocked, per 1024 us period"},
+       "CPU's runnable load (which task_h_load() then divides too); off = 4.0, runnable plus blocked. "
+       "v4.15 = this with GROUP_ENTITY_REFRESH"},
+      {"GROUP_ENTITY_REFRESH", "cfs",
+       "what-if from v4.15 (update_cfs_group() at every enqueue, dequeue and tick): with group scheduling, "
+       "a group entity's contribution is recomputed at every update; off = 4.0, only when a 1024 us "
+       "period has ended (update_entity_load_avg() returns early)"},
       {"SYNC_WAKEUPS", "linux24", "2.4 sync wakeups skip reschedule_idle() (no IPI, no preemption)"},
       {"SCHEDULE_TAIL_PUSH", "linux24",
        "__schedule_tail() offers a preempted task to another CPU via reschedule_idle()"},

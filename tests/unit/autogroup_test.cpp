@@ -158,11 +158,14 @@ TEST(Autogroup, AFreshGroupShowsNoLoadUntilItsFirstPeriod) {
 // queues published, entities are queued exactly when their queues hold
 // tasks, the task counts add up) and the run ends.
 // The same with every task in the root group (fair_group_sched=1 alone),
-// and with GROUP_RUNNABLE_WEIGHT.
+// and with v4.15's group load (GROUP_RUNNABLE_WEIGHT, GROUP_ENTITY_REFRESH),
+// each half alone and both.
 TEST(Autogroup, TheGroupsBooksBalanceThroughAPipeRun) {
-  for (int run = 0; run < 3; ++run) {
+  const char* const features[] = {"", "", "GROUP_RUNNABLE_WEIGHT", "GROUP_ENTITY_REFRESH",
+                                  "GROUP_RUNNABLE_WEIGHT,GROUP_ENTITY_REFRESH"};
+  for (int run = 0; run < 5; ++run) {
     const bool autogroup = run != 1;
-    GroupSim s("2s2c1t", autogroup, 1, !autogroup, run == 2 ? "GROUP_RUNNABLE_WEIGHT" : "");
+    GroupSim s("2s2c1t", autogroup, 1, !autogroup, features[run]);
     workload::Instances bench("pipe", {"-l", "3000"}, 4, workload::StartLayout{});
     bench.start(s.k, [] {});
     kernel::RunResult r;
@@ -230,12 +233,12 @@ TEST(Autogroup, BlockedLoadMakesTheBusierCpuReadLighter) {
   EXPECT_EQ(s.k.check_invariants(), "");
 }
 
-// The same with GROUP_RUNNABLE_WEIGHT (v4.15's runnable weight): the
+// The same with v4.15's runnable weight, recomputed at every update: the
 // sleepers' blocked load no longer counts in CPU 1's load: while CPU 1 runs
 // seven tasks it reads heavier than CPU 0, and once they sleep CPU 0, with
 // three runnable tasks against one, reads heavier.
 TEST(Autogroup, WithGroupRunnableWeightTheBusierCpuReadsHeavier) {
-  GroupSim s("1s2c1t", true, 1, false, "GROUP_RUNNABLE_WEIGHT");
+  GroupSim s("1s2c1t", true, 1, false, "GROUP_RUNNABLE_WEIGHT,GROUP_ENTITY_REFRESH");
   s.k.spawn("session", [](Proc& p) { return hogs_and_sleepers(p); }, 0);
   s.k.run(200000000, 100000000);
   EXPECT_GE(policy_stat(s.k, "load_view_pairs"), 150);

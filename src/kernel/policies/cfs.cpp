@@ -28,10 +28,10 @@
 //
 // The same code with every task in the root group is a kernel built with
 // CONFIG_FAIR_GROUP_SCHED and autogroup off (sysctl fair_group_sched=1).
-// GROUP_RUNNABLE_WEIGHT backports v4.15's runnable weight of a group entity
-// (its queue's runnable share only) into this 4.0 load tracking, as a
-// what-if; load_view_* count how often the load ranks CPUs against their
-// queues.
+// GROUP_RUNNABLE_WEIGHT and GROUP_ENTITY_REFRESH backport v4.15's runnable
+// weight of a group entity (its queue's runnable share only) and its
+// recomputation at every update into this 4.0 load tracking, as what-ifs;
+// load_view_* count how often the load ranks CPUs against their queues.
 //
 // Where it falls short: with neither sysctl the model is a kernel built
 // without CONFIG_FAIR_GROUP_SCHED (every pick puts and sets the previous
@@ -270,6 +270,7 @@ class Cfs final : public SchedClass {
   void task_tick(int cpu, Task* curr) override;
   void trigger_load_balance(int cpu) override;
   void sample_load_view();
+  bool group_load_what_if() const { return feat("GROUP_RUNNABLE_WEIGHT") || feat("GROUP_ENTITY_REFRESH"); }
   int64_t load_if_refreshed(int cpu, bool with_blocked) const;
   void nohz_idle_balance(int cpu) override;
   void cpu_went_idle(int cpu) override;
@@ -313,7 +314,7 @@ class Cfs final : public SchedClass {
     v.emplace_back("lb_skipped_too_heavy", skipped_too_heavy_);
     v.emplace_back("load_view_pairs", load_view_pairs_);
     v.emplace_back("load_view_inversions", load_view_inversions_);
-    if (group_sched_ && !feat("GROUP_RUNNABLE_WEIGHT")) {
+    if (group_sched_ && !group_load_what_if()) {
       v.emplace_back("load_view_inversions_if_fresh", load_view_inversions_if_fresh_);
       v.emplace_back("load_view_inversions_if_no_blocked", load_view_inversions_if_no_blocked_);
     }
@@ -639,10 +640,10 @@ int64_t Cfs::update_entity_load_avg_contrib(SchedEntity* se) {
 }
 
 void Cfs::update_entity_load_avg(SchedEntity* se, bool update_cfs_rq) {
-  // With GROUP_RUNNABLE_WEIGHT a group entity is recomputed at every update,
+  // With GROUP_ENTITY_REFRESH a group entity is recomputed at every update,
   // as v4.15's update_cfs_group() does at each enqueue, dequeue and tick,
   // not only when a 1024 us period has ended.
-  const bool refresh_group = se->my_q && feat("GROUP_RUNNABLE_WEIGHT");
+  const bool refresh_group = se->my_q && feat("GROUP_ENTITY_REFRESH");
   if (!update_runnable_avg(now(), *se, se->on_rq) && !refresh_group) return;
   const int64_t delta = update_entity_load_avg_contrib(se);
   if (!update_cfs_rq) return;
@@ -2280,13 +2281,14 @@ bool Cfs::nohz_kick_needed(int cpu) {
 // count with every group entity's contribution recomputed from its queue's
 // load at the sample (as if tg_load_contrib, tg->load_avg and the entity's
 // contrib had just been refreshed), with and without the queues' blocked
-// load. (Not reported with GROUP_RUNNABLE_WEIGHT, which changes the formula.)
+// load. (Not reported with GROUP_RUNNABLE_WEIGHT or GROUP_ENTITY_REFRESH,
+// which change the formula or its timing.)
 void Cfs::sample_load_view() {
   const int64_t jiffy = core_.jiffies();
   if (jiffy == load_view_jiffy_) return;
   load_view_jiffy_ = jiffy;
   const int n = core_.machine().topo().nr_cpus();
-  const bool what_ifs = group_sched_ && !feat("GROUP_RUNNABLE_WEIGHT");
+  const bool what_ifs = group_sched_ && !group_load_what_if();
   std::vector<int64_t> fresh, runnable_only;
   if (what_ifs)
     for (int cpu = 0; cpu < n; ++cpu) {
