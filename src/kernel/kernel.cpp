@@ -234,6 +234,7 @@ Task* Kernel::spawn(const std::string& comm, Program program, int c) {
   if (config_.preset().policy == PolicyKind::Cfs && config_.sysctl("sched_autogroup_enabled"))
     t->autogroup = next_autogroup_++;
   policy_->task_fork(t);
+  policy_->init_task_runnable_average(t);
   this_cpu_ = c;
   activate_task(t, c, 0);
   for (auto* o : observers_) o->on_wakeup(now_ns(), c, t, c, true);
@@ -956,6 +957,7 @@ void Kernel::wake_up_new_task(Task* p) {
   policy_->task_fork(p);
   const int c = select_task_rq(p, SD_BALANCE_FORK, 0);
   if (c != p->cpu) set_task_cpu(p, c);
+  policy_->init_task_runnable_average(p);
   activate_task(p, c, 0);
   for (auto* o : observers_) o->on_wakeup(now_ns(), this_cpu_, p, c, true);
   policy_->check_preempt_curr(c, p, WF_FORK);

@@ -78,6 +78,10 @@ class SchedClass {
   // Called when a task is created by fork, before it is enqueued
   // (task_fork_fair / sched_fork). The parent is current.
   virtual void task_fork(Task* p) = 0;
+  // A new task's start load, once fork balancing has placed it and before it
+  // is enqueued: 4.0's wake_up_new_task() calls init_task_runnable_average()
+  // after set_task_cpu() (v4.4 moved it before the placement).
+  virtual void init_task_runnable_average(Task* p) {}
   // Choose a runqueue for a waking (SD_BALANCE_WAKE) or new (SD_BALANCE_FORK)
   // task. Called from try_to_wake_up()/wake_up_new_task() on the waker's CPU.
   virtual int select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags) = 0;

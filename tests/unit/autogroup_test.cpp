@@ -96,7 +96,9 @@ TEST(Autogroup, EachSpawnedSessionGetsAGroupItsChildrenInherit) {
   int groups[2] = {0, 0};
   for (const kernel::Task* t : s.k.all_tasks()) {
     ASSERT_NE(t->autogroup, 0) << t->comm;
-    if (t->parent) EXPECT_EQ(t->autogroup, t->parent->autogroup);
+    if (t->parent) {
+      EXPECT_EQ(t->autogroup, t->parent->autogroup);
+    }
     if (t->comm == "a") groups[0] = t->autogroup;
     if (t->comm == "b") groups[1] = t->autogroup;
   }

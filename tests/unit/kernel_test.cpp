@@ -172,6 +172,40 @@ TEST(Kernel, ForkBalancingSpreadsChildrenToIdleCpus) {
 }
 
 namespace {
+Co<void> unpin_fork_and_record(Proc& p, kernel::Task** child, int64_t* contrib_at_fork) {
+  hw::CpuMask both;
+  both.set(0);
+  both.set(1);
+  co_await p.sched_setaffinity(both);
+  kernel::Program work = [](Proc& c) { return hog(c, 1000000, 100000); };
+  *child = co_await p.fork("child", work, false);
+  *contrib_at_fork = (*child)->se.load_avg_contrib;
+  co_await p.wait_child();
+}
+}  // namespace
+
+// wake_up_new_task() (4.0 core.c) places the child before
+// init_task_runnable_average() gives it one slice of the chosen queue. With
+// seven hogs beside the parent on CPU 0 that slice is 20 us there (19/20 of
+// a full weight) and 200 us on idle CPU 1 (195/196), where fork balancing
+// puts the child. (v4.4 moved the call before the placement.)
+TEST(Kernel, ANewTaskStartsWithTheSliceOfTheCpuForkBalancingChose) {
+  TinySim s("1s2c1t", "linux-4.0", 1, "", {"sched_latency_ns=100000", "sched_min_granularity_ns=10000"});
+  kernel::Task* child = nullptr;
+  int64_t contrib = -1;
+  hw::CpuMask cpu0;
+  cpu0.set(0);
+  for (int i = 0; i < 7; ++i)
+    s.k.spawn("hog", [](Proc& p) { return hog(p, 2000000, 100000); }, 0)->cpus_allowed = cpu0;
+  s.k.spawn("parent", [&](Proc& p) { return unpin_fork_and_record(p, &child, &contrib); }, 0)->cpus_allowed = cpu0;
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  ASSERT_NE(child, nullptr);
+  EXPECT_EQ(child->processor, 1);
+  EXPECT_EQ(contrib, 1024 * 195 / 196);
+}
+
+namespace {
 Co<void> exec_and_record(Proc& p, int* before, int* after, int64_t* took) {
   *before = p.cpu();
   const int64_t start = p.now();

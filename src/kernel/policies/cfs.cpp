@@ -39,8 +39,7 @@
 // path: no blocked load, and a task's contribution is recomputed at every
 // enqueue rather than only when a 1024 us period rolled over (the figures of
 // docs/validation.md were measured so). With autogroup, a migration inside
-// schedule() (the stopper's) puts every level before the pick, and
-// init_task_runnable_average() runs on the parent's CPU, not the child's.
+// schedule() (the stopper's) puts every level before the pick.
 // No cgroups beyond autogroup, no nested groups, no CFS bandwidth, no RT
 // class, no NUMA balancing, no rt_avg capacity scaling;
 // update_blocked_averages() costs nothing; CPU capacity is static
@@ -255,6 +254,7 @@ class Cfs final : public SchedClass {
   explicit Cfs(SchedCore& core);
   std::string name() const override { return "cfs"; }
   void task_fork(Task* p) override;
+  void init_task_runnable_average(Task* p) override;
   int select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags) override;
   int select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags);
   // A placement reads other CPUs' runqueues; charged to the deciding CPU.
@@ -1065,18 +1065,23 @@ void Cfs::task_fork(Task* p) {
     core_.resched_curr(cpu);
   }
   p->se.vruntime -= cfs.min_vruntime;
-  // init_task_runnable_average(): a new task starts with its full weight.
-  // (4.0 runs it in wake_up_new_task() on the CPU chosen for the child;
-  // here it uses the parent's CPU, whose queue the slice is taken from.)
-  const uint64_t slice = sched_slice(*p->se.cfs_rq, &p->se) >> 10;
-  p->se.runnable_avg_sum = p->se.avg_period = slice;
-  p->se.last_runnable_update = now();
-  update_contrib(p->se);
   if (p->parent) {
     // dup_task_struct copies the wake_wide bookkeeping.
     p->wakee_flips = p->parent->wakee_flips;
     p->wakee_flip_decay_ts = p->parent->wakee_flip_decay_ts;
   }
+}
+
+// init_task_runnable_average() (4.0 fair.c): "Give new task start runnable
+// values to heavy its load in infant time": one slice of the queue fork
+// balancing chose, as if it had run all of it. A slice under 1024 ns gives a
+// new task no load at all.
+void Cfs::init_task_runnable_average(Task* p) {
+  set_task_rq(p, p->cpu);  // __set_task_cpu() -> set_task_rq()
+  const uint64_t slice = sched_slice(*p->se.cfs_rq, &p->se) >> 10;
+  p->se.runnable_avg_sum = p->se.avg_period = slice;
+  p->se.last_runnable_update = now();
+  update_contrib(p->se);
 }
 
 void Cfs::migrate_task_rq(Task* p, int /*new_cpu*/) {
