@@ -554,6 +554,34 @@ TEST(LoadView, SleepyTasksQueuedTogetherReadLighterThanOneHog) {
   EXPECT_GE(inversions, pairs - 4);
 }
 
+namespace {
+// After each wake-up: the task's contribution, and what it would be if
+// recomputed from its runnable average now.
+Co<void> short_sleeps_recording_load(Proc& p, int* recomputed, int* stale) {
+  for (int i = 0; i < 200; ++i) {
+    co_await p.user(20000);
+    co_await p.nanosleep(30000);
+    const kernel::SchedEntity& se = p.task()->se;
+    const auto fresh = static_cast<int64_t>(se.runnable_avg_sum * 1024 / (se.avg_period + 1));
+    ++(se.load_avg_contrib == fresh ? *recomputed : *stale);
+  }
+}
+}  // namespace
+
+// 4.0's task load tracking is CONFIG_SMP, with or without group scheduling:
+// update_entity_load_avg() recomputes a contribution only when
+// __update_entity_runnable_avg() reports a period roll-over (avg_period
+// % 1024 wrapping), so a task waking every ~100 us often keeps a stale one.
+TEST(LoadTracking, AContributionIsRecomputedOnlyWhenAPeriodRollsOver) {
+  TinySim s("1s1c1t", "linux-4.0");
+  int recomputed = 0, stale = 0;
+  s.k.spawn("sleepy", [&](Proc& p) { return short_sleeps_recording_load(p, &recomputed, &stale); }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  EXPECT_GT(recomputed, 0);
+  EXPECT_GT(stale, 20);
+}
+
 // schedstat: a task the balancer may not move counts in the task's
 // nr_failed_migrations_affine, and a pass that finds only pinned tasks is
 // "balanced" (out_all_pinned), not lb_failed.

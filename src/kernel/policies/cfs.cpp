@@ -33,13 +33,14 @@
 // recomputation at every update into this 4.0 load tracking, as what-ifs;
 // load_view_* count how often the load ranks CPUs against their queues.
 //
-// Where it falls short: with neither sysctl the model is a kernel built
-// without CONFIG_FAIR_GROUP_SCHED (every pick puts and sets the previous
-// task, task_h_load == load_avg_contrib), and it keeps a simplified task load
-// path: no blocked load, and a task's contribution is recomputed at every
-// enqueue rather than only when a 1024 us period rolled over (the figures of
-// docs/validation.md were measured so). With autogroup, a migration inside
-// schedule() (the stopper's) puts every level before the pick.
+// With neither sysctl the model is a kernel built without
+// CONFIG_FAIR_GROUP_SCHED: every pick puts and sets the previous task,
+// task_h_load() is the task's contribution (3.10: its weight), and no
+// update_blocked_averages(); the task load tracking is 4.0's either way
+// (a contribution changes only when a 1024 us period has ended).
+//
+// Where it falls short: with autogroup, a migration inside schedule() (the
+// stopper's) puts every level before the pick.
 // No cgroups beyond autogroup, no nested groups, no CFS bandwidth, no RT
 // class, no NUMA balancing, no rt_avg capacity scaling;
 // update_blocked_averages() costs nothing; CPU capacity is static
@@ -691,15 +692,10 @@ void Cfs::update_cfs_rq_blocked_load(CfsRq& cfs, bool force_update) {
   }
 }
 
-// enqueue_entity_load_avg(). Without group scheduling the model keeps its
-// simplified path: recompute the contribution and add it (see the header).
+// enqueue_entity_load_avg(). All of 4.0's load tracking is CONFIG_SMP, not
+// CONFIG_FAIR_GROUP_SCHED: without groups the root queue keeps its blocked
+// load and decay windows too, though only the groups' loads read them.
 void Cfs::enqueue_entity_load_avg(CfsRq& cfs, SchedEntity* se, bool wakeup) {
-  if (!group_sched_) {
-    update_runnable_avg(now(), *se, false);
-    update_contrib(*se);
-    cfs.runnable_load_avg += se->load_avg_contrib;
-    return;
-  }
   // A new task (decay_count 0) is treated as a migration with "an already
   // constructed load_avg_contrib"; so is a group entity never queued before,
   // whose contribution is still the 0 it was allocated with.
@@ -726,12 +722,6 @@ void Cfs::enqueue_entity_load_avg(CfsRq& cfs, SchedEntity* se, bool wakeup) {
 }
 
 void Cfs::dequeue_entity_load_avg(CfsRq& cfs, SchedEntity* se, bool sleep) {
-  if (!group_sched_) {
-    update_runnable_avg(now(), *se, true);
-    cfs.runnable_load_avg += update_contrib(*se);
-    cfs.runnable_load_avg -= se->load_avg_contrib;
-    return;
-  }
   update_entity_load_avg(se, true);
   update_cfs_rq_blocked_load(cfs, !sleep);
   cfs.runnable_load_avg -= se->load_avg_contrib;
@@ -871,9 +861,10 @@ void Cfs::update_cfs_rq_h_load(CfsRq& cfs) {
 }
 
 // task_h_load(): a task's load as the root sees it. Without group
-// scheduling (CONFIG_FAIR_GROUP_SCHED=n) it is the task's contribution.
+// scheduling (CONFIG_FAIR_GROUP_SCHED=n) 4.0 takes the task's contribution,
+// 3.10 its weight (its load tracking needed CONFIG_FAIR_GROUP_SCHED).
 int64_t Cfs::task_h_load(Task* p) {
-  if (!group_sched_) return p->se.load_avg_contrib;
+  if (!group_sched_) return version() >= 400 ? p->se.load_avg_contrib : p->se.load_weight;
   CfsRq& cfs = *p->se.cfs_rq;
   update_cfs_rq_h_load(cfs);
   return p->se.load_avg_contrib * cfs.h_load / (cfs.runnable_load_avg + 1);
@@ -1088,7 +1079,7 @@ void Cfs::migrate_task_rq(Task* p, int /*new_cpu*/) {
   // migrate_task_rq_fair(): a sleeper's load leaves its old queue's blocked
   // sum at that queue's next update; it carries its decays along.
   SchedEntity* se = &p->se;
-  if (group_sched_ && se->decay_count > 0 && se->cfs_rq) {
+  if (se->decay_count > 0 && se->cfs_rq) {
     se->decay_count = -static_cast<int64_t>(synchronize_entity_decay(se));
     se->cfs_rq->removed_load += se->load_avg_contrib;
   }
@@ -1286,10 +1277,8 @@ void Cfs::check_preempt_tick(CfsRq& cfs, SchedEntity* curr) {
 void Cfs::entity_tick(CfsRq& cfs, SchedEntity* curr) {
   update_curr(cfs);
   update_entity_load_avg(curr, true);
-  if (group_sched_) {
-    update_cfs_rq_blocked_load(cfs, true);
-    update_cfs_shares(cfs);
-  }
+  update_cfs_rq_blocked_load(cfs, true);
+  if (group_sched_) update_cfs_shares(cfs);
   if (cfs.nr_running > 1) check_preempt_tick(cfs, curr);
 }
 
