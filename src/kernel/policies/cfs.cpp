@@ -1071,7 +1071,6 @@ void Cfs::init_task_runnable_average(Task* p) {
   set_task_rq(p, p->cpu);  // __set_task_cpu() -> set_task_rq()
   const uint64_t slice = sched_slice(*p->se.cfs_rq, &p->se) >> 10;
   p->se.runnable_avg_sum = p->se.avg_period = slice;
-  p->se.last_runnable_update = now();
   update_contrib(p->se);
 }
 
