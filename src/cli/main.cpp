@@ -153,6 +153,10 @@ int cmd_bench(int argc, char** argv) {
   app.add_option("--sysctl", spec.sysctls, "sysctl name=value (repeatable)");
   app.add_option("--seed", spec.seed, "master seed");
   app.add_option("--trace", spec.trace_path, "write an ftrace-text trace to FILE");
+  int64_t interval_ms = 0;
+  app.add_option("-I,--interval-ms", interval_ms,
+                 "print counters every MS of simulated time to stderr, as perf stat -I")
+      ->check(CLI::Range(int64_t{1}, int64_t{3600000}));
   app.add_option("--instances", spec.instances, "run N copies of the benchmark in parallel")
       ->check(CLI::Range(1, 4096));
   app.add_option("--start-layout", spec.start_layout,
@@ -165,6 +169,8 @@ int cmd_bench(int argc, char** argv) {
   if (auto rc = parse(app, argc, argv, first_option)) return *rc;
   spec.bench_args = app.remaining();
   spec.check_invariants = !no_check;
+  spec.interval_ns = interval_ms * 1000000;
+  spec.interval_out = &std::cerr;
   experiment::RunOutcome out;
   try {
     out = experiment::run_once(spec);
@@ -234,7 +240,7 @@ void usage() {
                "  schedlab perf bench sched pipe [-l N] [-T] [options]\n"
                "  schedlab schbench [-m N] [-t N] [-r S] [-s US] [-c US] [options]\n"
                "      options: --machine M --kernel K --features A,NO_B --sysctl k=v --seed N\n"
-               "               --json --quiet --trace FILE --instances N\n"
+               "               --json --quiet --trace FILE --interval-ms MS --instances N\n"
                "               --start-layout A/B --unpin-after-ms MS\n"
                "  schedlab run experiments/<name>.toml [--json] [--jobs N] [--repeats N]\n"
                "  schedlab machines\n"

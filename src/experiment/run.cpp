@@ -3,6 +3,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "obs/interval.hpp"
 #include "obs/trace.hpp"
 
 namespace experiment {
@@ -40,12 +41,21 @@ RunOutcome run_once(const RunSpec& spec) {
     trace = std::make_unique<obs::FtraceWriter>(machine.nr_cpus());
     k.add_observer(trace.get());
   }
-  bench.start(k, [&] { stats.reset(k); });
+  std::unique_ptr<obs::IntervalStats> interval;
+  if (spec.interval_ns > 0 && spec.interval_out) {
+    interval = std::make_unique<obs::IntervalStats>(k, spec.interval_ns, *spec.interval_out);
+    k.add_observer(interval.get());
+  }
+  bench.start(k, [&] {
+    stats.reset(k);
+    if (interval) interval->start();
+  });
 
   RunOutcome out;
   out.run = k.run(spec.time_limit_ns, spec.event_limit);
   out.output = bench.finish();
   out.stats = stats.summarize(k);
+  if (interval) interval->finish(k.now_ns());
   out.machine_name = machine.profile().name;
   out.kernel_name = kname;
   out.command = bench.command();

@@ -3,6 +3,7 @@
 // statistics out.
 #pragma once
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct RunSpec {
   std::string start_layout;  // workload::StartLayout::parse()
   int64_t unpin_after_ms = 10;
   std::string trace_path;
+  // Counters per interval (`perf stat -I`), written to interval_out.
+  int64_t interval_ns = 0;
+  std::ostream* interval_out = nullptr;
   bool check_invariants = true;
   int64_t time_limit_ns = 3600LL * 1000 * 1000 * 1000;  // one simulated hour
   uint64_t event_limit = 2000000000ULL;

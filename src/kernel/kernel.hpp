@@ -186,6 +186,7 @@ class Kernel final : public SchedCore {
   [[nodiscard]] const std::vector<Task*>& all_tasks() const override { return task_ptrs_; }
 
   [[nodiscard]] SchedClass& policy() { return *policy_; }
+  [[nodiscard]] const SchedClass& policy() const { return *policy_; }
   [[nodiscard]] const CpuAccounting& accounting(int cpu) const {
     return cpus_[static_cast<size_t>(cpu)].acct;
   }

@@ -136,7 +136,7 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     s.run_delay_p99_us = pct(0.99);
     s.run_delay_max_us = static_cast<double>(d.back()) / 1000.0;
   }
-  s.policy = const_cast<kernel::Kernel&>(k).policy().stats();
+  s.policy = k.policy().stats();
   return s;
 }
 

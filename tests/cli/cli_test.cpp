@@ -126,6 +126,14 @@ TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
   EXPECT_TRUE(std::regex_search(grouped.out, std::regex(R"(\n  load_view_inversions_if_no_blocked +\d+\n)")));
 }
 
+// perf stat -I: counters per interval of simulated time, on stderr.
+TEST(Cli, IntervalOptionPrintsCountersPerInterval) {
+  auto r = run("perf bench sched messaging -g 1 -l 40 --machine 1s2c1t --quiet -I 1");
+  EXPECT_EQ(r.code, 0) << r.err;
+  expect_file("messaging_interval", r.err);
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(\n    0\.001000000 +\d+ +\d+ .* unix_stream_recvmsg=\d+.*; .*wakeup_preemptions=\d+)")));
+}
+
 TEST(Cli, JsonOutputHasTheDocumentedKeys) {
   auto r = run("perf bench sched pipe -l 500 --machine 1s2c1t --json");
   EXPECT_EQ(r.code, 0) << r.err;

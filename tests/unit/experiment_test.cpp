@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <map>
+#include <sstream>
 #include <filesystem>
 #include <fstream>
 
@@ -388,4 +391,79 @@ TEST(RunOnce, LiteralWakeIdleCpuNeedsBalanceWakeDomains) {
   EXPECT_EQ(slow_paths(literal), 0);
   const auto flagged = messaging("WAKE_IDLE_CPU_LITERAL", {"sched_domain_balance_wake=1"});
   EXPECT_GT(slow_paths(flagged), 0);
+}
+
+// perf stat -I: the interval lines partition the timed window, so their
+// counts add up to the run's summary, one line per interval begun.
+TEST(RunOnce, IntervalLinesAddUpToTheSummary) {
+  std::ostringstream lines;
+  experiment::RunSpec s;
+  s.machine = "1s2c1t";
+  s.bench = "messaging";
+  s.bench_args = {"-g", "1", "-l", "100"};
+  s.interval_ns = 1000000;
+  s.interval_out = &lines;
+  auto o = experiment::run_once(s);
+  ASSERT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
+  std::istringstream in(lines.str());
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line.rfind("#          time   switches involuntary", 0), 0u) << line;
+  int64_t switches = 0, involuntary = 0, wakeups = 0, migrations = 0, recv_sleeps = 0, preemptions = 0;
+  double last_t = 0;
+  int n = 0;
+  for (; std::getline(in, line); ++n) {
+    std::istringstream f(line);
+    double t;
+    int64_t sw, inv, wk, remote, mig, idle;
+    f >> t >> sw >> inv >> wk >> remote >> mig >> idle;
+    ASSERT_FALSE(f.fail()) << line;
+    EXPECT_GT(t, last_t);
+    last_t = t;
+    switches += sw;
+    involuntary += inv;
+    wakeups += wk;
+    migrations += mig;
+    auto field = [&](const std::string& key) -> int64_t {
+      const auto at = line.find(" " + key + "=");
+      return at == std::string::npos ? 0 : std::stoll(line.substr(at + key.size() + 2));
+    };
+    recv_sleeps += field("unix_stream_recvmsg");
+    preemptions += field("wakeup_preemptions");
+  }
+  const double elapsed_s = static_cast<double>(o.stats.elapsed_ns) / 1e9;
+  EXPECT_EQ(n, static_cast<int>(std::ceil(elapsed_s * 1000)));
+  EXPECT_DOUBLE_EQ(last_t, std::round(elapsed_s * 1e9) / 1e9);
+  EXPECT_EQ(switches, o.stats.context_switches);
+  EXPECT_EQ(involuntary, o.stats.involuntary_switches);
+  EXPECT_EQ(wakeups, o.stats.wakeups);
+  EXPECT_EQ(migrations, o.stats.migrations);
+  EXPECT_EQ(recv_sleeps, o.stats.sleeps["unix_stream_recvmsg"]);
+  std::map<std::string, int64_t> policy(o.stats.policy.begin(), o.stats.policy.end());
+  EXPECT_EQ(preemptions, policy["wakeup_preemptions"]);
+}
+
+// check_preempt_wakeup() compares a wakee with the running task only with
+// WAKEUP_PREEMPTION; the counters say how often, and how often it won.
+TEST(RunOnce, WakeupPreemptionsAreCountedAmongTheirChecks) {
+  auto policy_counters = [](const std::string& features) {
+    experiment::RunSpec s;
+    s.machine = "1s1c1t";
+    s.bench = "messaging";
+    s.bench_args = {"-g", "1", "-l", "50"};
+    s.features = features;
+    auto o = experiment::run_once(s);
+    EXPECT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
+    std::map<std::string, int64_t> m(o.stats.policy.begin(), o.stats.policy.end());
+    m["involuntary"] = o.stats.involuntary_switches;
+    return m;
+  };
+  auto on = policy_counters("");
+  EXPECT_GT(on["wakeup_preemptions"], 0);
+  EXPECT_LT(on["wakeup_preemptions"], on["wakeup_preempt_checks"]);
+  EXPECT_LE(on["wakeup_preemptions"], on["involuntary"]);
+  auto off = policy_counters("NO_WAKEUP_PREEMPTION");
+  EXPECT_EQ(off["wakeup_preempt_checks"], 0);
+  EXPECT_EQ(off["wakeup_preemptions"], 0);
+  EXPECT_LT(off["involuntary"], on["involuntary"]);
 }

@@ -298,6 +298,13 @@ class Cfs final : public SchedClass {
     }
     v.emplace_back("placements", placements_);
     v.emplace_back("placement_rq_reads", placement_scans_);
+    // The wakee's side of a batching-or-ping-pong regime: how many woke with
+    // place_entity()'s sleeper credit, how many were compared with the
+    // running task (check_preempt_wakeup() up to wakeup_preempt_entity()),
+    // and how many of those preempted it.
+    v.emplace_back("wakeups_sleeper_credited", sleeper_credited_);
+    v.emplace_back("wakeup_preempt_checks", wakeup_preempt_checks_);
+    v.emplace_back("wakeup_preemptions", wakeup_preemptions_);
     // /proc/schedstat's load_balance() outcomes, summed over domains.
     static const char* const kIdleName[] = {"busy", "idle", "newidle"};
     for (size_t i = 0; i < lb_stats_.size(); ++i) {
@@ -481,6 +488,7 @@ class Cfs final : public SchedClass {
   hw::CpuMask placement_read_;     // the runqueues it has read (now in cache)
   int64_t placement_scans_ = 0;    // runqueues read by placements, for stats()
   int64_t placements_ = 0;         // select_task_rq() calls, for stats()
+  int64_t sleeper_credited_ = 0, wakeup_preempt_checks_ = 0, wakeup_preemptions_ = 0;  // for stats()
   int64_t last_balance_cost_ = 0;
 };
 
@@ -610,7 +618,10 @@ void Cfs::place_entity(CfsRq& cfs, SchedEntity* se, bool initial) {
     if (feat("GENTLE_FAIR_SLEEPERS")) thresh >>= 1;
     vruntime -= thresh;
   }
-  if (static_cast<int64_t>(vruntime - se->vruntime) > 0) se->vruntime = vruntime;
+  if (static_cast<int64_t>(vruntime - se->vruntime) > 0) {
+    se->vruntime = vruntime;
+    sleeper_credited_ += !initial && se->task;
+  }
 }
 
 // ------------------------------------------------------- load tracking ---
@@ -1167,9 +1178,11 @@ void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
     pse = pse->parent;
   }
   update_curr(*se->cfs_rq);
+  ++wakeup_preempt_checks_;
   if (wakeup_preempt_entity(se, pse) == 1) {
     if (!next_buddy_marked) set_buddy(pse, &CfsRq::next);
     core_.resched_curr(cpu);
+    ++wakeup_preemptions_;
     if (!se->on_rq) return;
     if (feat("LAST_BUDDY") && scale && se->task)
       set_buddy(se, &CfsRq::last);
