@@ -441,6 +441,11 @@ TEST(RunOnce, IntervalLinesAddUpToTheSummary) {
   EXPECT_EQ(recv_sleeps, o.stats.sleeps["unix_stream_recvmsg"]);
   std::map<std::string, int64_t> policy(o.stats.policy.begin(), o.stats.policy.end());
   EXPECT_EQ(preemptions, policy["wakeup_preemptions"]);
+  // Observing changes nothing: the same run without the lines.
+  s.interval_ns = 0;
+  auto unobserved = experiment::run_once(s);
+  EXPECT_EQ(unobserved.output.text, o.output.text);
+  EXPECT_EQ(obs::format_summary(unobserved.stats), obs::format_summary(o.stats));
 }
 
 // check_preempt_wakeup() compares a wakee with the running task only with
