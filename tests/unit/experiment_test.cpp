@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
 
@@ -471,4 +473,65 @@ TEST(RunOnce, WakeupPreemptionsAreCountedAmongTheirChecks) {
   EXPECT_EQ(off["wakeup_preempt_checks"], 0);
   EXPECT_EQ(off["wakeup_preemptions"], 0);
   EXPECT_LT(off["involuntary"], on["involuntary"]);
+}
+
+// CFS charges each task its own CPU time, so when a sender's message costs
+// more than its receiver's (unix_send_base 1300 against unix_recv_base 1000
+// ns in the profiles), the receivers' vruntime falls behind the senders' as
+// the run goes on, until a receiver woken beside its sender is more than the
+// wakeup granularity behind it and preempts it: the run leaves batching for
+// ping-pong. With the split even, or the other way round, it keeps batching.
+// One group on one CPU (-g 1 -l 400, 160 k messages) shows it in 0.5 s.
+TEST(RunOnce, ReceiversCheaperThanTheirSendersFallBehindAndPreemptThem) {
+  auto run_with_split = [](int send_ns, int recv_ns) {
+    std::ifstream in(std::string(SCHEDLAB_SOURCE_DIR) + "/machines/generic.toml");
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string toml = text.str();
+    auto replace = [&toml](const std::string& from, const std::string& to) {
+      const auto at = toml.find(from);
+      ASSERT_NE(at, std::string::npos) << from;
+      toml.replace(at, from.size(), to);
+    };
+    replace("name = \"generic\"", "name = \"split-" + std::to_string(send_ns) + "\"");
+    replace("topology = \"1s4c2t\"", "topology = \"1s1c1t\"");
+    replace("unix_send_base = { value = 1300", "unix_send_base = { value = " + std::to_string(send_ns));
+    replace("unix_recv_base = { value = 1000", "unix_recv_base = { value = " + std::to_string(recv_ns));
+    const auto path = std::filesystem::temp_directory_path() /
+                      ("schedlab-split-" + std::to_string(getpid()) + "-" + std::to_string(send_ns) + ".toml");
+    std::ofstream(path) << toml;
+    std::ostringstream lines;
+    experiment::RunSpec s;
+    s.machine = path.string();
+    s.bench = "messaging";
+    s.bench_args = {"-g", "1", "-l", "400"};
+    s.interval_ns = 50000000;
+    s.interval_out = &lines;
+    auto o = experiment::run_once(s);
+    std::filesystem::remove(path);
+    EXPECT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
+    // Share of the wakeup checks that preempted, per 50 ms.
+    std::vector<double> shares;
+    std::istringstream in_lines(lines.str());
+    for (std::string line; std::getline(in_lines, line);) {
+      auto field = [&line](const std::string& key) -> double {
+        const auto at = line.find(" " + key + "=");
+        return at == std::string::npos ? 0 : std::stod(line.substr(at + key.size() + 2));
+      };
+      if (line[0] != '#' && field("wakeup_preempt_checks") > 0)
+        shares.push_back(field("wakeup_preemptions") / field("wakeup_preempt_checks"));
+    }
+    std::map<std::string, int64_t> m(o.stats.policy.begin(), o.stats.policy.end());
+    m["switches"] = o.stats.context_switches;
+    return std::make_pair(m, shares);
+  };
+  auto [stock, stock_shares] = run_with_split(1300, 1000);
+  auto [even, even_shares] = run_with_split(1150, 1150);
+  auto [swapped, swapped_shares] = run_with_split(1000, 1300);
+  ASSERT_GE(stock_shares.size(), 6u);
+  EXPECT_LT(stock_shares.front(), 0.1);  // it starts batching
+  EXPECT_GT(*std::max_element(stock_shares.begin() + 3, stock_shares.end()), 0.5);  // and leaves it
+  EXPECT_GT(stock["wakeup_preemptions"], 4 * even["wakeup_preemptions"]);
+  EXPECT_GT(stock["switches"], 3 * even["switches"]);
+  EXPECT_LT(swapped["wakeup_preemptions"], even["wakeup_preemptions"]);
 }
