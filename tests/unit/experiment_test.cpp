@@ -146,17 +146,25 @@ TEST(Experiment, StatMetricsComeFromEachRunsSummary) {
   const std::string pipe = "[[workloads]]\ncommand = \"perf bench sched pipe -l 200\"\n";
   {
     std::ofstream f(path);
-    f << head << "stat_metrics = [\"run_delay_avg\", \"context_switches\"]\n" << pipe;
+    f << head << "stat_metrics = [\"run_delay_avg\", \"context_switches\", \"run_delay_total\", \"sched_delay_total\"]\n" << pipe;
   }
   auto x = experiment::load_experiment(path);
-  ASSERT_EQ(x.stat_metrics, (std::vector<std::string>{"run_delay_avg", "context_switches"}));
+  ASSERT_EQ(x.stat_metrics,
+            (std::vector<std::string>{"run_delay_avg", "context_switches", "run_delay_total", "sched_delay_total"}));
   auto r = experiment::run_experiment(x, 1);
   const experiment::CellResult* delay = nullptr;
   const experiment::CellResult* switches = nullptr;
+  const experiment::CellResult* delay_total = nullptr;
+  const experiment::CellResult* sched_total = nullptr;
   for (const auto& c : r.cells) {
     if (c.metric == "run_delay_avg") delay = &c;
     if (c.metric == "context_switches") switches = &c;
+    if (c.metric == "run_delay_total") delay_total = &c;
+    if (c.metric == "sched_delay_total") sched_total = &c;
   }
+  ASSERT_NE(delay_total, nullptr);
+  ASSERT_NE(sched_total, nullptr);
+  EXPECT_EQ(delay_total->unit, "ms");
   ASSERT_NE(delay, nullptr);
   ASSERT_NE(switches, nullptr);
   ASSERT_EQ(switches->values.size(), 2u);
@@ -173,6 +181,12 @@ TEST(Experiment, StatMetricsComeFromEachRunsSummary) {
     const auto one = experiment::run_once(spec);
     EXPECT_EQ(switches->values[static_cast<size_t>(rep)], static_cast<double>(one.stats.context_switches)) << rep;
     EXPECT_EQ(delay->values[static_cast<size_t>(rep)], one.stats.run_delay_avg_us) << rep;
+    // The totals: the average times the samples (wakeups; taskstats runs).
+    EXPECT_DOUBLE_EQ(delay_total->values[static_cast<size_t>(rep)],
+                     one.stats.run_delay_avg_us * static_cast<double>(one.stats.run_delay_count) / 1e3);
+    EXPECT_DOUBLE_EQ(sched_total->values[static_cast<size_t>(rep)],
+                     one.stats.sched_delay_avg_us * static_cast<double>(one.stats.sched_runs) / 1e3);
+    EXPECT_GT(one.stats.run_delay_count, 0);
   }
   EXPECT_GT(switches->mean, 400);  // 200 round trips, two wakeups each, a switch to each wakee
   EXPECT_GT(delay->mean, 0);
