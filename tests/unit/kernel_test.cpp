@@ -597,3 +597,21 @@ TEST(Schedstat, PinnedTasksCountAsAffineFailuresNotAsFailedBalances) {
             0);
   EXPECT_EQ(s.k.check_invariants(), "");
 }
+
+// Writing the granularity sysctls recomputes sched_nr_latency =
+// DIV_ROUND_UP(latency, min_granularity) (sched_proc_update_handler()).
+// Unscaled latency 40 ms and minimum granularity 3 ms give 14, so ten hogs
+// on one CPU share a 40 ms period: 4 ms slices, about 240 runs in the hogs'
+// second of work (a run starts just after a tick, so the tick that ends it
+// finds it a little past its slice). With the boot value 8 the period would
+// be 10 x 3 ms: 3 ms slices, about 320 runs.
+TEST(Kernel, WrittenGranularitiesRecomputeNrLatency) {
+  TinySim s("1s1c1t", "linux-4.0", 1, "",
+            {"sched_tunable_scaling=0", "sched_latency_ns=40000000", "sched_min_granularity_ns=3000000"});
+  for (int i = 0; i < 10; ++i) s.k.spawn("hog", [](Proc& p) { return hog(p, 100000000, 1000000); }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  int64_t runs = 0;
+  for (auto* t : s.k.all_tasks()) runs += t->nr_switches;
+  EXPECT_GT(runs, 210);
+  EXPECT_LT(runs, 280);
+}

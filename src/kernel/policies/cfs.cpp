@@ -526,6 +526,10 @@ Cfs::Cfs(SchedCore& core) : core_(core) {
   latency_ = static_cast<uint64_t>(factor * core.config().sysctl("sched_latency_ns"));
   min_gran_ = static_cast<uint64_t>(factor * core.config().sysctl("sched_min_granularity_ns"));
   wakeup_gran_ = static_cast<uint64_t>(factor * core.config().sysctl("sched_wakeup_granularity_ns"));
+  // sched_nr_latency is 8 at boot; a write to the sysctls recomputes it as
+  // DIV_ROUND_UP(latency, min_granularity) (sched_proc_update_handler(),
+  // fair.c 3.10/4.0). The two agree at the defaults (24 / 3 ms on 8+ CPUs).
+  nr_latency_ = static_cast<unsigned>(std::max<uint64_t>(1, (latency_ + min_gran_ - 1) / std::max<uint64_t>(1, min_gran_)));
   // update_max_interval(): HZ * num_online_cpus() / 10
   max_load_balance_interval_ = std::max<int64_t>(1, core.config().hz() * n / 10);
 }
