@@ -33,13 +33,11 @@ const StatMetric STAT_METRICS[] = {
     // All the waiting the run's wakeups did: a change that removes wakeups
     // that ran at once (a receiver preempting its sender) raises the average
     // per wakeup while the waiting per unit of work falls.
-    {"run_delay_total", "ms",
-     [](const obs::Summary& s) { return s.run_delay_avg_us * static_cast<double>(s.run_delay_count) / 1e3; }},
+    {"run_delay_total", "ms", [](const obs::Summary& s) { return s.run_delay_total_ms; }},
     // taskstats cpu_delay_total / cpu_count, the statistic seed 000 was judged by.
     {"sched_delay_avg", "us", [](const obs::Summary& s) { return s.sched_delay_avg_us; }},
     // taskstats cpu_delay_total, summed over the tasks.
-    {"sched_delay_total", "ms",
-     [](const obs::Summary& s) { return s.sched_delay_avg_us * static_cast<double>(s.sched_runs) / 1e3; }},
+    {"sched_delay_total", "ms", [](const obs::Summary& s) { return s.sched_delay_total_ms; }},
     // Wakeups placed on a busy CPU while another CPU was idle.
     {"busy_wakeups", "wakeups", [](const obs::Summary& s) { return static_cast<double>(s.busy_placements); }},
     // CPU time idle while a task waited on a runqueue.

@@ -45,6 +45,7 @@ RunOutcome run_once(const RunSpec& spec) {
   if (spec.interval_ns > 0 && spec.interval_out) {
     interval = std::make_unique<obs::IntervalStats>(k, spec.interval_ns, *spec.interval_out);
     k.add_observer(interval.get());
+    k.set_time_listener([&interval](int64_t t) { interval->advance_to(t); });
   }
   bench.start(k, [&] {
     stats.reset(k);

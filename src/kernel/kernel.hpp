@@ -135,6 +135,11 @@ class Kernel final : public SchedCore {
   Kernel& operator=(const Kernel&) = delete;
 
   void add_observer(obs::Observer* o) { observers_.push_back(o); }
+  // Called whenever simulated time moves forward, before the events at the
+  // new time run (sim::EventQueue::set_advance_listener()).
+  void set_time_listener(std::function<void(int64_t)> listener) {
+    events_.set_advance_listener([l = std::move(listener)](sim::Time t) { l(t.ns()); });
+  }
   // Create the first task of the workload on `cpu`.
   Task* spawn(const std::string& comm, Program program, int cpu);
   // Run until every task has exited, a deadlock, or a limit.

@@ -1,84 +1,94 @@
 #include "obs/interval.hpp"
 
 #include <cstdio>
+#include <stdexcept>
 
 #include "kernel/kernel.hpp"
+#include "obs/stats.hpp"
 
 namespace obs {
 
+namespace {
+std::map<std::string, int64_t> policy_counters(const kernel::Kernel& k) {
+  std::map<std::string, int64_t> m;
+  for (const auto& [name, value] : k.policy().stats()) m[name] = value;
+  return m;
+}
+}  // namespace
+
 IntervalStats::IntervalStats(const kernel::Kernel& k, int64_t interval_ns, std::ostream& out)
-    : k_(k), interval_ns_(interval_ns), out_(out) {}
+    : k_(k), interval_ns_(interval_ns), out_(out) {
+  if (interval_ns <= 0) throw std::invalid_argument("interval must be positive");
+}
 
 void IntervalStats::start() {
   start_ns_ = k_.now_ns();
-  next_ns_ = start_ns_ + interval_ns_;
-  policy_at_start_ = k_.policy().stats();
-  c_ = Counts{};
+  next_end_ns_ = start_ns_ + interval_ns_;
+  policy_at_last_line_ = policy_counters(k_);
+  counts_ = Counts{};
 }
 
-void IntervalStats::advance(int64_t t) {
-  while (next_ns_ >= 0 && t >= next_ns_) {
-    print(next_ns_);
-    next_ns_ += interval_ns_;
+void IntervalStats::advance_to(int64_t t) {
+  while (started() && next_end_ns_ <= t) {
+    print(next_end_ns_);
+    next_end_ns_ += interval_ns_;
   }
 }
 
-void IntervalStats::on_switch(int64_t t, int, const kernel::Task* prev, PrevState st,
-                              const kernel::Task* next) {
-  advance(t);
-  if (next_ns_ < 0 || prev == next) return;
-  ++c_.switches;
-  if (st == PrevState::Preempted) ++c_.involuntary;
-  if (st == PrevState::Sleeping) ++c_.sleeps[prev->wchan ? prev->wchan : "schedule"];
+void IntervalStats::on_switch(int64_t, int, const kernel::Task* prev, PrevState st, const kernel::Task* next) {
+  if (started()) count_switch(prev, st, next, counts_.switches, counts_.involuntary, counts_.sleeps);
 }
 
-void IntervalStats::on_wakeup_placement(int64_t t, int, int, bool local) {
-  advance(t);
-  if (next_ns_ < 0) return;
-  ++c_.wakeups;
-  c_.remote_wakeups += !local;
+void IntervalStats::on_wakeup_placement(int64_t, int, int, bool local) {
+  if (!started()) return;
+  ++counts_.wakeups;
+  if (!local) ++counts_.remote_wakeups;
 }
 
-void IntervalStats::on_migrate(int64_t t, int, const kernel::Task*, int, int, int) {
-  advance(t);
-  if (next_ns_ < 0) return;
-  ++c_.migrations;
+void IntervalStats::on_migrate(int64_t, int, const kernel::Task*, int, int, int) {
+  if (started()) ++counts_.migrations;
 }
 
-void IntervalStats::on_idle(int64_t t, int, int state) {
-  advance(t);
-  if (next_ns_ >= 0 && state >= 0) ++c_.idle_entries;
+void IntervalStats::on_idle(int64_t, int, int state) {
+  if (started() && state >= 0) ++counts_.idle_entries;
 }
 
 void IntervalStats::finish(int64_t t) {
-  if (next_ns_ < 0) return;
-  advance(t);
-  if (t > next_ns_ - interval_ns_) print(t);
+  if (!started()) return;
+  while (next_end_ns_ < t) {
+    print(next_end_ns_);
+    next_end_ns_ += interval_ns_;
+  }
+  const bool partial_interval = t > next_end_ns_ - interval_ns_;
+  if (partial_interval || !counts_.empty()) print(t);
 }
 
 void IntervalStats::print(int64_t end_ns) {
+  std::string line;
   if (!header_printed_) {
-    out_ << "#          time   switches involuntary    wakeups     remote migrations idle-entries  sleeps by wchan; "
-            "policy counters that changed\n";
+    line = "#          time   switches involuntary    wakeups     remote migrations idle-entries  sleeps by wchan; "
+           "policy counters that changed\n";
     header_printed_ = true;
   }
   char buf[160];
   std::snprintf(buf, sizeof buf, "%15.9f %10lld %11lld %10lld %10lld %10lld %12lld ",
-                static_cast<double>(end_ns - start_ns_) / 1e9, static_cast<long long>(c_.switches),
-                static_cast<long long>(c_.involuntary), static_cast<long long>(c_.wakeups),
-                static_cast<long long>(c_.remote_wakeups), static_cast<long long>(c_.migrations),
-                static_cast<long long>(c_.idle_entries));
-  out_ << buf;
-  for (const auto& [where, n] : c_.sleeps) out_ << " " << where << "=" << n;
-  auto policy = k_.policy().stats();
-  out_ << ";";
-  for (size_t i = 0; i < policy.size(); ++i) {
-    const int64_t before = i < policy_at_start_.size() ? policy_at_start_[i].second : 0;
-    if (policy[i].second != before) out_ << " " << policy[i].first << "=" << policy[i].second - before;
+                static_cast<double>(end_ns - start_ns_) / 1e9, static_cast<long long>(counts_.switches),
+                static_cast<long long>(counts_.involuntary), static_cast<long long>(counts_.wakeups),
+                static_cast<long long>(counts_.remote_wakeups), static_cast<long long>(counts_.migrations),
+                static_cast<long long>(counts_.idle_entries));
+  line += buf;
+  for (const auto& [where, n] : counts_.sleeps) line += " " + where + "=" + std::to_string(n);
+  line += ";";
+  auto policy = policy_counters(k_);
+  for (const auto& [name, value] : policy) {
+    const auto before = policy_at_last_line_.find(name);
+    const int64_t delta = value - (before == policy_at_last_line_.end() ? 0 : before->second);
+    if (delta != 0) line += " " + name + "=" + std::to_string(delta);
   }
-  out_ << "\n";
-  policy_at_start_ = std::move(policy);
-  c_ = Counts{};
+  line += "\n";
+  out_ << line;  // one write per line: the stream may be unbuffered stderr
+  policy_at_last_line_ = std::move(policy);
+  counts_ = Counts{};
 }
 
 }  // namespace obs

@@ -8,12 +8,17 @@
 
 namespace obs {
 
+void count_switch(const kernel::Task* prev, PrevState st, const kernel::Task* next, int64_t& switches,
+                  int64_t& involuntary, std::map<std::string, int64_t>& sleeps) {
+  if (prev == next) return;
+  ++switches;
+  if (st == PrevState::Preempted) ++involuntary;
+  if (st == PrevState::Sleeping) ++sleeps[prev->wchan ? prev->wchan : "schedule"];
+}
+
 void StatsCollector::on_switch(int64_t, int, const kernel::Task* prev, PrevState st,
                                const kernel::Task* next) {
-  if (prev == next) return;
-  ++s_.context_switches;
-  if (st == PrevState::Preempted) ++s_.involuntary_switches;
-  if (st == PrevState::Sleeping) ++s_.sleeps[prev->wchan ? prev->wchan : "schedule"];
+  count_switch(prev, st, next, s_.context_switches, s_.involuntary_switches, s_.sleeps);
 }
 
 void StatsCollector::on_wakeup_placement(int64_t, int, int, bool local) {
@@ -121,6 +126,7 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     s.idle_state_entries.emplace_back(states[i].name, i < idle_entries_.size() ? idle_entries_[i] : 0);
   s.sched_runs = runs_;
   if (runs_) s.sched_delay_avg_us = static_cast<double>(queued_total_ns_ / 1000.0L / runs_);
+  s.sched_delay_total_ms = static_cast<double>(queued_total_ns_ / 1e6L);
   std::vector<int64_t> d = delays_;
   s.run_delay_count = static_cast<int64_t>(d.size());
   if (!d.empty()) {
@@ -128,6 +134,7 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     long double sum = 0;
     for (auto v : d) sum += v;
     s.run_delay_avg_us = static_cast<double>(sum / d.size() / 1000.0L);
+    s.run_delay_total_ms = static_cast<double>(sum / 1e6L);
     auto pct = [&](double q) {
       size_t i = static_cast<size_t>(q * static_cast<double>(d.size() - 1) + 0.5);
       return static_cast<double>(d[std::min(i, d.size() - 1)]) / 1000.0;

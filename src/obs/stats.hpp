@@ -35,11 +35,13 @@ struct Summary {
   int64_t wake_affine_attempts = 0, wake_affine_pulls = 0;
   int64_t run_delay_count = 0;
   double run_delay_avg_us = 0;
+  double run_delay_total_ms = 0;  // the delays summed over the run's wakeups
   double run_delay_p50_us = 0, run_delay_p99_us = 0, run_delay_max_us = 0;
   // taskstats delay accounting: cpu_delay_total / cpu_count, i.e. the mean
   // wait on a runqueue per time a task got a CPU (Josef's cpu_delay_req_avg).
   int64_t sched_runs = 0;
   double sched_delay_avg_us = 0;
+  double sched_delay_total_ms = 0;  // taskstats cpu_delay_total, summed over the tasks
   // Wakeups placed on a busy CPU while another CPU sat idle, the idle CPUs
   // they passed over, and how long those stayed idle afterwards.
   int64_t busy_placements = 0;
@@ -93,6 +95,12 @@ class StatsCollector final : public Observer {
   int64_t bp_wakeups_ = 0, bp_idle_ = 0, bp_after_ns_ = 0, bp_after_n_ = 0;
   int64_t t_reset_ = 0;
 };
+
+// Counts one sched_switch as /proc does: a switch unless the task picked
+// itself again, involuntary when prev was still runnable (preempted), and a
+// sleep by the place prev slept (its wchan).
+void count_switch(const kernel::Task* prev, PrevState st, const kernel::Task* next, int64_t& switches,
+                  int64_t& involuntary, std::map<std::string, int64_t>& sleeps);
 
 // Human-readable block, and the same as JSON (docs/json.md).
 std::string format_summary(const Summary& s);

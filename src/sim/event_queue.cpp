@@ -26,7 +26,9 @@ uint64_t EventQueue::run(Time limit, uint64_t max_events) {
     std::pop_heap(heap_.begin(), heap_.end(), later);
     Entry e = std::move(heap_.back());
     heap_.pop_back();
+    const bool advanced = e.at != now_;
     now_ = e.at;
+    if (advanced && advance_listener_) advance_listener_(now_);
     e.action();
     ++n;
   }

@@ -31,6 +31,10 @@ class EventQueue {
   // event lies beyond `limit`. Returns the number of events executed.
   uint64_t run(Time limit = Time::max(), uint64_t max_events = UINT64_MAX);
   void stop() { stopped_ = true; }
+  // Called with the new time whenever time moves forward, before the first
+  // event at that time runs (observers that sample at fixed times use it;
+  // it must not change the simulation).
+  void set_advance_listener(std::function<void(Time)> listener) { advance_listener_ = std::move(listener); }
   [[nodiscard]] Time now() const { return now_; }
   [[nodiscard]] bool empty() const { return heap_.empty(); }
   [[nodiscard]] size_t pending() const { return heap_.size(); }
@@ -49,6 +53,7 @@ class EventQueue {
   uint64_t next_seq_ = 0;
   uint64_t executed_ = 0;
   bool stopped_ = false;
+  std::function<void(Time)> advance_listener_;
 };
 
 }  // namespace sim

@@ -181,12 +181,13 @@ TEST(Experiment, StatMetricsComeFromEachRunsSummary) {
     const auto one = experiment::run_once(spec);
     EXPECT_EQ(switches->values[static_cast<size_t>(rep)], static_cast<double>(one.stats.context_switches)) << rep;
     EXPECT_EQ(delay->values[static_cast<size_t>(rep)], one.stats.run_delay_avg_us) << rep;
-    // The totals: the average times the samples (wakeups; taskstats runs).
-    EXPECT_DOUBLE_EQ(delay_total->values[static_cast<size_t>(rep)],
-                     one.stats.run_delay_avg_us * static_cast<double>(one.stats.run_delay_count) / 1e3);
-    EXPECT_DOUBLE_EQ(sched_total->values[static_cast<size_t>(rep)],
-                     one.stats.sched_delay_avg_us * static_cast<double>(one.stats.sched_runs) / 1e3);
-    EXPECT_GT(one.stats.run_delay_count, 0);
+    EXPECT_EQ(delay_total->values[static_cast<size_t>(rep)], one.stats.run_delay_total_ms) << rep;
+    EXPECT_EQ(sched_total->values[static_cast<size_t>(rep)], one.stats.sched_delay_total_ms) << rep;
+    // A total and its average agree (they are summed separately).
+    EXPECT_NEAR(one.stats.run_delay_total_ms,
+                one.stats.run_delay_avg_us * static_cast<double>(one.stats.run_delay_count) / 1e3,
+                1e-9 * one.stats.run_delay_total_ms);
+    EXPECT_GT(one.stats.run_delay_total_ms, 0);
   }
   EXPECT_GT(switches->mean, 400);  // 200 round trips, two wakeups each, a switch to each wakee
   EXPECT_GT(delay->mean, 0);
@@ -455,8 +456,10 @@ TEST(RunOnce, IntervalLinesAddUpToTheSummary) {
   EXPECT_EQ(wakeups, o.stats.wakeups);
   EXPECT_EQ(migrations, o.stats.migrations);
   EXPECT_EQ(recv_sleeps, o.stats.sleeps["unix_stream_recvmsg"]);
+  // Policy counters cover the whole run, the lines only the timed window.
   std::map<std::string, int64_t> policy(o.stats.policy.begin(), o.stats.policy.end());
-  EXPECT_EQ(preemptions, policy["wakeup_preemptions"]);
+  EXPECT_GT(preemptions, 0);
+  EXPECT_LE(preemptions, policy["wakeup_preemptions"]);
   // Observing changes nothing: the same run without the lines.
   s.interval_ns = 0;
   auto unobserved = experiment::run_once(s);
@@ -482,7 +485,6 @@ TEST(RunOnce, WakeupPreemptionsAreCountedAmongTheirChecks) {
   auto on = policy_counters("");
   EXPECT_GT(on["wakeup_preemptions"], 0);
   EXPECT_LT(on["wakeup_preemptions"], on["wakeup_preempt_checks"]);
-  EXPECT_LE(on["wakeup_preemptions"], on["involuntary"]);
   auto off = policy_counters("NO_WAKEUP_PREEMPTION");
   EXPECT_EQ(off["wakeup_preempt_checks"], 0);
   EXPECT_EQ(off["wakeup_preemptions"], 0);
@@ -496,21 +498,33 @@ TEST(RunOnce, WakeupPreemptionsAreCountedAmongTheirChecks) {
 // wakeup granularity behind it and preempts it: the run leaves batching for
 // ping-pong. With the split even, or the other way round, it keeps batching.
 // One group on one CPU (-g 1 -l 400, 160 k messages) shows it in 0.5 s.
+namespace {
+// machines/generic.toml on one CPU with the given AF_UNIX costs, or "" if
+// the file no longer has the lines this edits.
+std::string one_cpu_machine_with_unix_costs(int send_ns, int recv_ns) {
+  std::ifstream in(std::string(SCHEDLAB_SOURCE_DIR) + "/machines/generic.toml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string toml = text.str();
+  const std::pair<std::string, std::string> edits[] = {
+      {"name = \"generic\"", "name = \"split-" + std::to_string(send_ns) + "\""},
+      {"topology = \"1s4c2t\"", "topology = \"1s1c1t\""},
+      {"unix_send_base = { value = 1300", "unix_send_base = { value = " + std::to_string(send_ns)},
+      {"unix_recv_base = { value = 1000", "unix_recv_base = { value = " + std::to_string(recv_ns)},
+  };
+  for (const auto& [from, to] : edits) {
+    const auto at = toml.find(from);
+    if (at == std::string::npos) return "";
+    toml.replace(at, from.size(), to);
+  }
+  return toml;
+}
+}  // namespace
+
 TEST(RunOnce, ReceiversCheaperThanTheirSendersFallBehindAndPreemptThem) {
   auto run_with_split = [](int send_ns, int recv_ns) {
-    std::ifstream in(std::string(SCHEDLAB_SOURCE_DIR) + "/machines/generic.toml");
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string toml = text.str();
-    auto replace = [&toml](const std::string& from, const std::string& to) {
-      const auto at = toml.find(from);
-      ASSERT_NE(at, std::string::npos) << from;
-      toml.replace(at, from.size(), to);
-    };
-    replace("name = \"generic\"", "name = \"split-" + std::to_string(send_ns) + "\"");
-    replace("topology = \"1s4c2t\"", "topology = \"1s1c1t\"");
-    replace("unix_send_base = { value = 1300", "unix_send_base = { value = " + std::to_string(send_ns));
-    replace("unix_recv_base = { value = 1000", "unix_recv_base = { value = " + std::to_string(recv_ns));
+    const std::string toml = one_cpu_machine_with_unix_costs(send_ns, recv_ns);
+    EXPECT_FALSE(toml.empty()) << "machines/generic.toml changed: update this test's edits";
     const auto path = std::filesystem::temp_directory_path() /
                       ("schedlab-split-" + std::to_string(getpid()) + "-" + std::to_string(send_ns) + ".toml");
     std::ofstream(path) << toml;

@@ -298,11 +298,12 @@ class Cfs final : public SchedClass {
     }
     v.emplace_back("placements", placements_);
     v.emplace_back("placement_rq_reads", placement_scans_);
-    // The wakee's side of a batching-or-ping-pong regime: how many woke with
-    // place_entity()'s sleeper credit, how many were compared with the
-    // running task (check_preempt_wakeup() up to wakeup_preempt_entity()),
-    // and how many of those preempted it.
-    v.emplace_back("wakeups_sleeper_credited", sleeper_credited_);
+    // The wakee's side of a batching-or-ping-pong regime: task wakeups whose
+    // lag place_entity() capped (vruntime raised to min_vruntime minus the
+    // sleeper threshold); the tasks check_preempt_wakeup() compared with the
+    // running one (on wakeups, and when fork, balancing or migration queue a
+    // task beside it); and how many of those preempted it.
+    v.emplace_back("wakeups_lag_capped", lag_capped_);
     v.emplace_back("wakeup_preempt_checks", wakeup_preempt_checks_);
     v.emplace_back("wakeup_preemptions", wakeup_preemptions_);
     // /proc/schedstat's load_balance() outcomes, summed over domains.
@@ -488,7 +489,7 @@ class Cfs final : public SchedClass {
   hw::CpuMask placement_read_;     // the runqueues it has read (now in cache)
   int64_t placement_scans_ = 0;    // runqueues read by placements, for stats()
   int64_t placements_ = 0;         // select_task_rq() calls, for stats()
-  int64_t sleeper_credited_ = 0, wakeup_preempt_checks_ = 0, wakeup_preemptions_ = 0;  // for stats()
+  int64_t lag_capped_ = 0, wakeup_preempt_checks_ = 0, wakeup_preemptions_ = 0;  // for stats()
   int64_t last_balance_cost_ = 0;
 };
 
@@ -624,7 +625,7 @@ void Cfs::place_entity(CfsRq& cfs, SchedEntity* se, bool initial) {
   }
   if (static_cast<int64_t>(vruntime - se->vruntime) > 0) {
     se->vruntime = vruntime;
-    sleeper_credited_ += !initial && se->task;
+    if (!initial && se->task) ++lag_capped_;
   }
 }
 

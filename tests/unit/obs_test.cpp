@@ -1,0 +1,129 @@
+// Observers on their own: obs::IntervalStats (which interval an event lands
+// in, quiet intervals, the last partial line) and StatsCollector's totals.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../support/sim_fixture.hpp"
+#include "obs/interval.hpp"
+#include "obs/stats.hpp"
+
+using testsupport::hog;
+using testsupport::TinySim;
+
+namespace {
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> v;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);)
+    if (!l.empty() && l[0] != '#') v.push_back(l);
+  return v;
+}
+// "time switches involuntary ..." -> the first two fields.
+std::pair<std::string, long> time_and_switches(const std::string& line) {
+  std::istringstream f(line);
+  std::string t;
+  long switches = -1;
+  f >> t >> switches;
+  return {t, switches};
+}
+}  // namespace
+
+// Intervals are [start, end): a line is due when time reaches its end, before
+// the events at that time, so an event at 2 ms counts in [2 ms, 3 ms). Quiet
+// intervals print zeros; the run's end adds a last line for what is left.
+TEST(IntervalStats, EventsLandInTheIntervalThatHoldsTheirTime) {
+  TinySim s("1s1c1t", "linux-4.0");
+  std::ostringstream out;
+  obs::IntervalStats iv(s.k, 1000000, out);
+  kernel::Task a, b;
+  a.wchan = "pipe_read";
+  iv.on_switch(0, 0, &a, obs::PrevState::Runnable, &b);  // before start(): ignored
+  iv.start();
+  iv.on_switch(500000, 0, &a, obs::PrevState::Preempted, &b);
+  iv.on_switch(600000, 0, &a, obs::PrevState::Runnable, &a);  // picked itself again: no switch
+  iv.advance_to(2000000);
+  iv.on_switch(2000000, 0, &a, obs::PrevState::Sleeping, &b);
+  iv.advance_to(4500000);
+  iv.on_switch(4500000, 0, &b, obs::PrevState::Runnable, &a);
+  iv.finish(4700000);
+  const auto lines = lines_of(out.str());
+  ASSERT_EQ(lines.size(), 5u) << out.str();
+  EXPECT_EQ(time_and_switches(lines[0]), std::make_pair(std::string("0.001000000"), 1L));
+  EXPECT_EQ(time_and_switches(lines[1]), std::make_pair(std::string("0.002000000"), 0L));
+  EXPECT_EQ(time_and_switches(lines[2]), std::make_pair(std::string("0.003000000"), 1L));
+  EXPECT_NE(lines[2].find(" pipe_read=1;"), std::string::npos) << lines[2];
+  EXPECT_EQ(time_and_switches(lines[3]), std::make_pair(std::string("0.004000000"), 0L));
+  EXPECT_EQ(time_and_switches(lines[4]), std::make_pair(std::string("0.004700000"), 1L));
+  std::istringstream first(lines[0]);
+  std::string t;
+  long switches = 0, involuntary = 0;
+  first >> t >> switches >> involuntary;
+  EXPECT_EQ(involuntary, 1) << lines[0];
+}
+
+// A run that ends on a boundary still prints what happened at that instant,
+// and one that ends in a quiet stretch prints no empty tail.
+TEST(IntervalStats, TheLastLineKeepsTheEventsAtTheEnd) {
+  TinySim s("1s1c1t", "linux-4.0");
+  kernel::Task a, b;
+  {
+    std::ostringstream out;
+    obs::IntervalStats iv(s.k, 1000000, out);
+    iv.start();
+    iv.advance_to(1000000);
+    iv.on_switch(1000000, 0, &a, obs::PrevState::Runnable, &b);
+    iv.finish(1000000);
+    const auto lines = lines_of(out.str());
+    ASSERT_EQ(lines.size(), 2u) << out.str();
+    EXPECT_EQ(time_and_switches(lines[1]), std::make_pair(std::string("0.001000000"), 1L));
+  }
+  {
+    std::ostringstream out;
+    obs::IntervalStats iv(s.k, 1000000, out);
+    iv.start();
+    iv.advance_to(2000000);
+    iv.finish(2000000);
+    EXPECT_EQ(lines_of(out.str()).size(), 2u) << out.str();
+  }
+  std::ostringstream out;
+  EXPECT_THROW(obs::IntervalStats(s.k, 0, out), std::invalid_argument);
+}
+
+namespace {
+// Sums what the kernel reports, independently of StatsCollector.
+struct DelaySums final : obs::Observer {
+  long double wakeup_ns = 0, queued_ns = 0;
+  void on_run_delay(int64_t, int, const kernel::Task*, int64_t queued, int64_t wakeup) override {
+    queued_ns += queued;
+    if (wakeup >= 0) wakeup_ns += wakeup;
+  }
+};
+}  // namespace
+
+// The totals are the delays summed: three hogs taking turns on one CPU wait
+// on the runqueue between their slices (taskstats' cpu_delay_total), and a
+// sleeper woken among them, which may not preempt, waits for the tick that
+// ends the running hog's slice (the wakeup delay).
+TEST(StatsCollector, DelayTotalsAreTheDelaysSummed) {
+  TinySim s("1s1c1t", "linux-4.0", 1, "NO_WAKEUP_PREEMPTION");
+  obs::StatsCollector stats(s.k.domains().level_names());
+  DelaySums sums;
+  s.k.add_observer(&stats);
+  s.k.add_observer(&sums);
+  for (int i = 0; i < 3; ++i) s.k.spawn("hog", [](kernel::Proc& p) { return hog(p, 30000000, 1000000); }, 0);
+  s.k.spawn("napper", [](kernel::Proc& p) -> kernel::Co<void> {
+    for (int i = 0; i < 20; ++i) {
+      co_await p.user(100000);
+      co_await p.nanosleep(2000000);
+    }
+  }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  const auto summary = stats.summarize(s.k);
+  EXPECT_GT(sums.queued_ns, 1e7L);
+  EXPECT_GT(sums.wakeup_ns, 0);
+  EXPECT_DOUBLE_EQ(summary.sched_delay_total_ms, static_cast<double>(sums.queued_ns / 1e6L));
+  EXPECT_DOUBLE_EQ(summary.run_delay_total_ms, static_cast<double>(sums.wakeup_ns / 1e6L));
+}
