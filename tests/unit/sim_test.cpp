@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
+#include <vector>
 
 #include "sim/event_queue.hpp"
 #include "sim/rng.hpp"
@@ -80,4 +82,21 @@ TEST(Rng, BoundedDrawsStayInRangeAndCoverIt) {
   for (int i = 0; i < 10000; ++i) hits += r.chance(1, 4);
   EXPECT_NEAR(hits, 2500, 250);
   EXPECT_EQ(r.below(0), 0u);
+}
+
+// The advance listener hears each new time once, before the events at that
+// time run, and never for events at the time it already reported.
+TEST(EventQueue, TheAdvanceListenerHearsEachNewTimeBeforeItsEvents) {
+  sim::EventQueue q;
+  std::vector<std::string> log;
+  q.set_advance_listener([&](sim::Time t) { log.push_back("advance " + std::to_string(t.ns())); });
+  q.schedule(sim::Time(5), sim::Phase::Control, [&] { log.push_back("event 5a"); });
+  q.schedule(sim::Time(5), sim::Phase::Hardware, [&] { log.push_back("event 5b"); });
+  q.schedule(sim::Time(9), sim::Phase::Timer, [&] {
+    log.push_back("event 9");
+    q.schedule(sim::Time(9), sim::Phase::Control, [&] { log.push_back("event 9 again"); });
+  });
+  q.run();
+  EXPECT_EQ(log, (std::vector<std::string>{"advance 5", "event 5b", "event 5a", "advance 9", "event 9",
+                                           "event 9 again"}));
 }
