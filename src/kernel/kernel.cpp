@@ -101,6 +101,9 @@ Co<void> Proc::sched_setaffinity(hw::CpuMask mask) {
 }
 
 namespace {
+// kernel/sched/sched.h (4.0): rq->clock_skip_update bits.
+constexpr uint8_t RQCF_REQ_SKIP = 0x01;
+constexpr uint8_t RQCF_ACT_SKIP = 0x02;
 // The length of a spin that ends on an event, not after a time: longer than
 // any run, short enough that arm()'s ns * 1000 / rate cannot overflow.
 constexpr int64_t kSpinUntilReleased = 1'000'000'000'000'000;
@@ -119,7 +122,18 @@ Co<void> Proc::wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags) {
       kernel_.spin_for_switch(cpu(), w.task->cpu);
       co_await Primitive{this, {Pending::Work, kSpinUntilReleased, WorkKind::Kernel, false}};
     }
-    if (!kernel_.try_to_wake_up(w.task, wake_flags)) continue;
+    if (kernel_.ttwu_enqueues_after_placement()) {
+      // try_to_wake_up() (core.c 3.x/4.x) runs its bookkeeping and
+      // select_task_rq() before ttwu_queue() enqueues the wakee, so the
+      // waker's cost of placing it is on the wakee's path; other wakers
+      // meanwhile still see the chosen CPU idle.
+      const int target = kernel_.ttwu_select(w.task, wake_flags);
+      if (target < 0) continue;
+      co_await Primitive{this, {Pending::Work, 0, WorkKind::Kernel, false}};
+      kernel_.ttwu_queue(w.task, target, wake_flags);
+    } else if (!kernel_.try_to_wake_up(w.task, wake_flags)) {
+      continue;  // 2.4: add_to_runqueue() first, reschedule_idle() after
+    }
     co_await Primitive{this, {Pending::Work, 0, WorkKind::Kernel, false}};
     if (w.exclusive && --nr_exclusive == 0) break;
   }
@@ -150,13 +164,11 @@ Kernel::Kernel(hw::Machine& machine, KernelConfig config, uint64_t seed)
       seed_(seed),
       domains_(machine.topo(), config_.preset().version),
       jitter_rng_(seed, "cost-jitter"),
-      tick_rng_(seed, "tick-phase"),
       policy_rng_(seed, "policy"),
       watchdog_rng_(seed, "watchdog-phase") {
   cpus_.resize(static_cast<size_t>(machine.nr_cpus()));
   for (auto& c : cpus_) {
-    // Each CPU's local timer fires at its own phase within the tick period.
-    c.tick_offset = static_cast<int64_t>(tick_rng_.below(static_cast<uint64_t>(config_.tick_ns())));
+    c.tick_offset = tick_phase(static_cast<int>(&c - cpus_.data()));
     c.watchdog_offset = static_cast<int64_t>(watchdog_rng_.below(static_cast<uint64_t>(WATCHDOG_PERIOD_NS)));
     // 2.4 has no cpuidle: default_idle() halts (see enter_idle()).
     if (config_.preset().version >= 300) {
@@ -368,8 +380,9 @@ void Kernel::segment_done(int c, uint64_t gen) {
     advance(c);
   } else {
     // A schedule()/balance path with no task found: pick again, no balance.
+    // (Still in prev's schedule(), or the idle loop's own after an interrupt.)
     k.need_resched = false;
-    Task* next = policy_->pick_next_task(c, nullptr, false);
+    Task* next = idle_task_is_current(k) ? pick_from_idle_task(c, false) : policy_->pick_next_task(c, nullptr, false);
     if (next)
       finish_switch(c, k.switch_from, next);
     else
@@ -436,9 +449,13 @@ void Kernel::schedule(int c, bool preempt) {
   Task* prev = k.curr;
   const auto& costs = machine_.costs();
   obs::PrevState st = obs::PrevState::Runnable;
+  const bool from_idle_task = idle_task_is_current(k);
+  // __schedule() (4.0): "rq->clock_skip_update <<= 1; /* promote REQ to ACT */".
+  if (config_.preset().version >= 400) k.clock_skip = static_cast<uint8_t>(k.clock_skip << 1);
   if (prev) {
     if (prev->state != TaskState::Running) {
       st = prev->state == TaskState::Dead ? obs::PrevState::Dead : obs::PrevState::Sleeping;
+      update_rq_clock(c);  // deactivate_task() -> dequeue_task()
       policy_->dequeue_task(c, prev, DEQUEUE_SLEEP);
       prev->on_rq = false;
     } else {
@@ -446,6 +463,11 @@ void Kernel::schedule(int c, bool preempt) {
       update_wasted();
       ++nr_waiting_;
       prev->queued_since = sim::Time(now_ns());
+      // 4.0: "if (task_on_rq_queued(prev)) update_rq_clock(rq)"; 3.10's
+      // put_prev_task() tests prev->on_rq. Then sched_info_depart():
+      // a prev still runnable starts waiting on that clock.
+      update_rq_clock(c);
+      if (prev->sched_info_last_queued < 0) prev->sched_info_last_queued = sched_info_clock(c);
     }
     // A prev going to sleep stays on_cpu until the switch away from it is
     // done (finish_lock_switch()), after pick_next_task() and the newidle
@@ -460,8 +482,10 @@ void Kernel::schedule(int c, bool preempt) {
   k.need_resched = false;
   charge(c, jitter(costs.schedule_base));
   if (config_.preset().policy == PolicyKind::Cfs) lock_rq(c, c, costs.rq_lock_hold);
+  if (from_idle_task && config_.preset().version >= 400) update_rq_clock(c);  // see pick_from_idle_task()
   k.curr = nullptr;
   Task* next = policy_->pick_next_task(c, prev, true);
+  k.clock_skip = 0;
   // clear_tsk_need_resched(prev) after the pick: a task pulled by the newly
   // idle balance inside it "preempts" prev, which is leaving anyway.
   k.need_resched = false;
@@ -491,13 +515,17 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
   const int64_t queued = next->queued_since.ns();
   if (queued >= 0) --nr_waiting_;
   next->queued_since = sim::Time(-1);
+  // sched_info_switch() runs only for prev != next: a prev picked again
+  // never departed, so it does not start waiting.
+  if (next == prev) next->sched_info_last_queued = -1;
   if (queued >= 0 && next != prev) {
     // schedstat run_delay (time on a runqueue), and wakeup-to-running delay;
     // like sched_info_arrive(), only real switches count.
     const bool woken = next->wake_time.ns() >= 0;
     const int64_t wake_delay = woken ? now_ns() - next->wake_time.ns() : -1;
-    if (woken) next->run_delay_ns += wake_delay;
-    for (auto* o : observers_) o->on_run_delay(now_ns(), c, next, now_ns() - queued, wake_delay);
+    if (woken) next->wakeup_delay_total_ns += wake_delay;
+    const int64_t sched_info_delay = sched_info_arrive(c, next);
+    for (auto* o : observers_) o->on_run_delay(now_ns(), c, next, sched_info_delay, wake_delay);
     next->wake_time = sim::Time(-1);
   }
   if (next != prev) {
@@ -626,6 +654,19 @@ void Kernel::exit_idle(int c) {
   start_tick(c);
 }
 
+// Where CPU c's tick falls within the period. 3.x/4.x emulate the tick
+// with an hrtimer set up on the jiffy grid (tick_setup_sched_timer(),
+// kernel/time/tick-sched.c), offset per CPU only with the skew_tick boot
+// option (off by default), so every CPU ticks at the same instants, and a
+// tick restarted after idle stays on that grid. 2.4 staggers its local APIC
+// timers on purpose ("we introduce an interrupt skew to spread out timer
+// events", setup_APIC_timer(), arch/i386/kernel/apic.c): CPU i's starts
+// slice * (i + 1) after IRQ0, slice = period / (CPUs + 1).
+int64_t Kernel::tick_phase(int c) const {
+  if (config_.preset().version >= 300) return 0;
+  return config_.tick_ns() / (nr_cpus() + 1) * (c + 1);
+}
+
 void Kernel::start_tick(int c) {
   Cpu& k = cpu(c);
   if (k.tick_on) return;
@@ -659,6 +700,7 @@ void Kernel::tick(int c, uint64_t gen) {
   k.armed = false;
   k.kern_left += jitter(machine_.costs().tick_handler);
   run_hrtimers(c);  // the tick is an hrtimer: due sleepers run with it
+  update_rq_clock(c);  // scheduler_tick()
   if (k.curr) policy_->task_tick(c, k.curr);
   policy_->trigger_load_balance(c);
   events_.schedule(sim::Time(now_ns() + config_.tick_ns()), sim::Phase::Timer,
@@ -789,7 +831,7 @@ void Kernel::irq_exit(int c, bool was_armed) {
   if (was_armed) return arm(c);  // a kernel-only path continues; it re-picks when done
   // From idle: schedule() picks what was queued (or balances).
   k.need_resched = false;
-  Task* next = policy_->pick_next_task(c, nullptr, k.spin_left + k.kern_left == 0);
+  Task* next = pick_from_idle_task(c, k.spin_left + k.kern_left == 0);
   if (next) return finish_switch(c, nullptr, next);
   if (k.spin_left + k.kern_left > 0) return arm(c);
   enter_idle(c);
@@ -859,7 +901,93 @@ void Kernel::kick_idle_balance(int c) {
 
 // ---- wakeups ----
 
+// ---- rq->clock and sched_info ----
+//
+// schedstat's run_delay and taskstats' cpu_delay_total (what seed 000's
+// cpu_delay_req_avg_us divides by cpu_count) are differences of rq->clock
+// (kernel/sched/stats.h, 4.0): sched_info_queued() at enqueue_task(),
+// sched_info_arrive() at the switch, sched_info_dequeued() when a waiting
+// task leaves its rq. rq->clock moves only at update_rq_clock(): enqueue,
+// dequeue, the tick, and __schedule() for a prev still queued. And
+// check_preempt_curr() ends: "A queue event has occurred, and we're going to
+// schedule. In this case, we can save a useless back to back clock update."
+// 4.0 requests the skip (RQCF_REQ_SKIP) when rq->curr is queued and needs a
+// resched, and __schedule() makes it active (RQCF_ACT_SKIP) until it has
+// picked; the idle task counts as queued (init_idle(): idle->on_rq =
+// TASK_ON_RQ_QUEUED). 3.10 sets rq->skip_clock_update, which stops every
+// update at once; its idle task is not on_rq, and its put_prev_task() leaves
+// the clock alone for it. Either way a wakee that wakes an idle CPU or
+// preempts is switched in on the clock of its own enqueue: its delay reads
+// ~0 however long the idle exit or the preemption took, and a preempted task
+// starts waiting on that earlier clock. 2.4 has no sched_info; its delays are
+// read on the simulated clock.
+void Kernel::update_rq_clock(int c) {
+  Cpu& k = cpu(c);
+  if (clock_skip_active(k)) return;
+  k.rq_clock = now_ns();
+}
+
+bool Kernel::clock_skip_active(const Cpu& k) const {
+  if (config_.preset().policy != PolicyKind::Cfs) return false;
+  return config_.preset().version >= 400 ? (k.clock_skip & RQCF_ACT_SKIP) != 0 : k.clock_skip != 0;
+}
+
+// rq->curr == rq->idle: idle, or leaving idle before schedule() has run. (A
+// CPU with no curr after a prev blocked is still in that prev's schedule().)
+bool Kernel::idle_task_is_current(const Cpu& k) const { return k.curr == nullptr && k.switch_from == nullptr; }
+
+void Kernel::rq_clock_skip_request(int c) {
+  Cpu& k = cpu(c);
+  if (config_.preset().policy != PolicyKind::Cfs) return;
+  const bool idle_task = idle_task_is_current(k);
+  const bool curr_queued = k.curr != nullptr || (idle_task && config_.preset().version >= 400);
+  const bool resched = k.need_resched || (idle_task && k.kick_pending);
+  if (!curr_queued || !resched) return;
+  if (config_.preset().version >= 400)
+    k.clock_skip |= RQCF_REQ_SKIP;
+  else
+    k.clock_skip = 1;
+}
+
+// The idle loop's schedule(): the idle task is prev. It is on_rq in 4.0
+// (init_idle()), so __schedule() updates the clock for it unless the skip is
+// active; 3.10's is not, and its put_prev_task() leaves the clock alone.
+Task* Kernel::pick_from_idle_task(int c, bool newidle_balance) {
+  Cpu& k = cpu(c);
+  if (config_.preset().version >= 400) {
+    k.clock_skip = static_cast<uint8_t>(k.clock_skip << 1);
+    update_rq_clock(c);
+  }
+  Task* next = policy_->pick_next_task(c, nullptr, newidle_balance);
+  k.clock_skip = 0;
+  return next;
+}
+
+int64_t Kernel::sched_info_clock(int c) const {
+  return config_.preset().policy == PolicyKind::Cfs ? cpu(c).rq_clock : now_ns();
+}
+
+void Kernel::sched_info_queued(int c, Task* p) {
+  update_rq_clock(c);
+  if (p->sched_info_last_queued < 0) p->sched_info_last_queued = sched_info_clock(c);
+}
+
+void Kernel::sched_info_dequeued(int c, Task* p) {
+  update_rq_clock(c);
+  if (p->sched_info_last_queued >= 0) p->sched_info_dequeued_delay += sched_info_clock(c) - p->sched_info_last_queued;
+  p->sched_info_last_queued = -1;
+}
+
+int64_t Kernel::sched_info_arrive(int c, Task* p) {
+  int64_t delay = p->sched_info_dequeued_delay;
+  if (p->sched_info_last_queued >= 0) delay += sched_info_clock(c) - p->sched_info_last_queued;
+  p->sched_info_last_queued = -1;
+  p->sched_info_dequeued_delay = 0;
+  return delay;
+}
+
 void Kernel::activate_task(Task* p, int c, int flags) {
+  sched_info_queued(c, p);
   policy_->enqueue_task(c, p, flags);
   p->on_rq = true;
   update_wasted();
@@ -920,10 +1048,18 @@ void Kernel::switched_away(int c, Task* prev) {
 }
 
 int Kernel::try_to_wake_up(Task* p, int wake_flags) {
-  if (p->state != TaskState::Interruptible) return 0;
+  const int c = ttwu_select(p, wake_flags);
+  if (c < 0) return 0;
+  ttwu_queue(p, c, wake_flags);
+  return 1;
+}
+
+int Kernel::ttwu_select(Task* p, int wake_flags) {
+  if (p->state != TaskState::Interruptible) return -1;
   const int waker = this_cpu_;
   p->wake_time = sim::Time(now_ns());
-  p->state = TaskState::Running;
+  p->state = TaskState::Running;  // TASK_WAKING: no other waker takes it
+  p->waking = true;
   charge(waker, jitter(machine_.costs().ttwu_base));
   const int c = select_task_rq(p, SD_BALANCE_WAKE, wake_flags);
   for (auto* o : observers_) o->on_waking(now_ns(), waker, p, c);
@@ -943,15 +1079,25 @@ int Kernel::try_to_wake_up(Task* p, int wake_flags) {
       busy_placement_.idle_cpus += idle;
     }
   }
-  if (policy_->queue_remote_wakeup(waker, c)) {
+  return c;
+}
+
+void Kernel::ttwu_queue(Task* p, int c, int wake_flags) {
+  p->waking = false;
+  // A sched_setaffinity() that came while the wakee was being placed (the
+  // kernel's waits for pi_lock, so it acts on the queued task).
+  const bool moved_away = !p->cpus_allowed.test(c);
+  if (!moved_away && policy_->queue_remote_wakeup(this_cpu_, c)) {
     // ttwu_queue_remote(): the target enqueues it from the IPI handler.
     cpu(c).wake_list.push_back(p);
     kick_cpu(c, Kick::QueuedWakeup);
-    return 1;
+    return;
   }
   ttwu_do_activate(p, c, wake_flags);
-  return 1;
+  if (moved_away) move_queued_task(c, p, p->cpus_allowed.first());
 }
+
+bool Kernel::ttwu_enqueues_after_placement() const { return config_.preset().policy == PolicyKind::Cfs; }
 
 void Kernel::wake_up_new_task(Task* p) {
   policy_->task_fork(p);
@@ -992,6 +1138,7 @@ void Kernel::set_cpus_allowed_ptr(Task* p, hw::CpuMask mask) {
   if (mask.weight() == 0) throw std::invalid_argument("set_cpus_allowed_ptr: no CPU of this machine in the mask");
   p->cpus_allowed = mask;
   if (mask.test(p->cpu) || p->state != TaskState::Running) return;
+  if (p->waking) return;  // ttwu_queue() moves it once queued
   if (curr(p->cpu) == p || !p->on_rq)
     throw std::logic_error("set_cpus_allowed_ptr: moving a task running or waking on another CPU is not modelled");
   move_queued_task(p->cpu, p, mask.first());
@@ -1011,8 +1158,10 @@ int Kernel::sched_exec_target(Task* p) {
 // the task, queued but not running, goes to dest's runqueue, which may
 // preempt what runs there.
 void Kernel::move_queued_task(int c, Task* p, int dest) {
+  sched_info_dequeued(c, p);
   policy_->dequeue_task(c, p, 0);
   set_task_cpu(p, dest);
+  sched_info_queued(dest, p);
   policy_->enqueue_task(dest, p, 0);
   policy_->check_preempt_curr(dest, p, 0);
 }
@@ -1120,7 +1269,7 @@ std::string Kernel::check_invariants() const {
           << now_ns() << " ns; ";
   }
   for (const Task* t : task_ptrs_) {
-    if (t->state == TaskState::Running && !t->on_rq) {
+    if (t->state == TaskState::Running && !t->on_rq && !t->waking) {
       bool on_list = false;
       for (const auto& k : cpus_)
         on_list |= std::find(k.wake_list.begin(), k.wake_list.end(), t) != k.wake_list.end();

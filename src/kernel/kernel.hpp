@@ -152,7 +152,16 @@ class Kernel final : public SchedCore {
   void start_hrtimer(int c, int64_t soft_ns, int64_t hard_ns, Task* p);
   // Wait queues (kernel/sched/wait.c).
   void wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags);
+  // try_to_wake_up(): select and queue at once, for wakers with no task
+  // context to wait in (timers, do_exit()'s parent wakeup).
   int try_to_wake_up(Task* p, int wake_flags);
+  // Its two halves: up to select_task_rq()/set_task_cpu() (-1 if p was not
+  // asleep; charges the waker), and ttwu_queue() onto the chosen CPU.
+  int ttwu_select(Task* p, int wake_flags);
+  void ttwu_queue(Task* p, int c, int wake_flags);
+  // Whether the wakee is queued only after the placement's cost (CFS
+  // kernels) or before it (2.4: add_to_runqueue(), then reschedule_idle()).
+  [[nodiscard]] bool ttwu_enqueues_after_placement() const;
   // set_cpus_allowed_ptr() on a task other than the caller (sched_setaffinity
   // by pid, `taskset -p`): throws std::invalid_argument for a mask with no
   // CPU of this machine, std::logic_error if it would have to move a task
@@ -187,6 +196,9 @@ class Kernel final : public SchedCore {
                     int64_t cost_ns) override;
   void note_wake_affine(bool affine) override;
   void kick_idle_balance(int cpu) override;
+  void sched_info_dequeued(int cpu, Task* p) override;
+  void sched_info_queued(int cpu, Task* p) override;
+  void rq_clock_skip_request(int cpu) override;
   uint64_t random_u64() override { return policy_rng_.next_u64(); }
   [[nodiscard]] const std::vector<Task*>& all_tasks() const override { return task_ptrs_; }
 
@@ -232,6 +244,11 @@ class Kernel final : public SchedCore {
     bool pending_by_store = false;  // kick_pending, but woken by a flag store (no IPI sent)
     bool kicked_while_idle = false;
     bool irq_from_idle = false;  // handling an interrupt that woke it from idle
+    // rq->clock as sched_info reads it: the time of its last
+    // update_rq_clock(), and the pending skip (RQCF_REQ_SKIP/RQCF_ACT_SKIP
+    // in 4.0, rq->skip_clock_update in 3.10).
+    int64_t rq_clock = 0;
+    uint8_t clock_skip = 0;
     bool balance_kick = false;
     std::vector<Task*> wake_list;
     // CPUs whose waker spins in try_to_wake_up() until this CPU has switched
@@ -271,6 +288,14 @@ class Kernel final : public SchedCore {
   [[nodiscard]] int select_fallback_rq(const Task* p) const;
   void ttwu_do_activate(Task* p, int cpu, int wake_flags);
   void activate_task(Task* p, int cpu, int flags);
+  // rq->clock and the sched_info accounting on it (schedstat run_delay,
+  // taskstats cpu_delay_total): see kernel.cpp.
+  void update_rq_clock(int c);
+  [[nodiscard]] bool clock_skip_active(const Cpu& k) const;
+  [[nodiscard]] bool idle_task_is_current(const Cpu& k) const;
+  int64_t sched_info_arrive(int c, Task* p);
+  Task* pick_from_idle_task(int c, bool newidle_balance);
+  [[nodiscard]] int64_t sched_info_clock(int c) const;  // rq_clock(rq); 2.4: the simulated clock
   void do_exit(Task* p);
   bool wakee_switching_out(const Task* p) const;
   void spin_for_switch(int waker_cpu, int target_cpu);
@@ -299,6 +324,7 @@ class Kernel final : public SchedCore {
   // Return from an interrupt on CPU c: preempt, resume or pick.
   void irq_exit(int c, bool was_armed);
   void start_tick(int c);
+  [[nodiscard]] int64_t tick_phase(int c) const;
   void tick(int c, uint64_t gen);
   [[nodiscard]] bool preemptible_now(const Task* t) const;
   static bool at_resched_point(const Pending& next);
@@ -310,7 +336,7 @@ class Kernel final : public SchedCore {
   uint64_t seed_;
   SchedDomains domains_;
   sim::EventQueue events_;
-  sim::Rng jitter_rng_, tick_rng_, policy_rng_, watchdog_rng_;
+  sim::Rng jitter_rng_, policy_rng_, watchdog_rng_;
   std::unique_ptr<SchedClass> policy_;
   std::vector<Cpu> cpus_;
   std::vector<std::unique_ptr<Task>> tasks_;

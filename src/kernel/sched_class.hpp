@@ -59,6 +59,13 @@ class SchedCore {
   virtual void lock_rq(int cpu, int by_cpu, int64_t hold_ns) = 0;
   // set_task_cpu(): record a migration (tracing, counters, cache state).
   virtual void set_task_cpu(Task* p, int new_cpu) = 0;
+  // core.c enqueue_task()/dequeue_task() around a class's own move of a
+  // queued task (load balancing): update_rq_clock() and sched_info.
+  virtual void sched_info_dequeued(int cpu, Task* p) = 0;
+  virtual void sched_info_queued(int cpu, Task* p) = 0;
+  // check_preempt_curr()'s tail: the class has decided; the core requests
+  // the rq clock skip if the CPU is now going to schedule.
+  virtual void rq_clock_skip_request(int cpu) = 0;
   // Statistics hooks.
   virtual void note_balance(int cpu, int level, CpuIdleType idle, bool success, int moved,
                             int64_t cost_ns) = 0;

@@ -87,6 +87,7 @@ struct Task {
   int cpu = 0;          // task_cpu(p): the CPU whose runqueue holds it / it last ran on
   bool on_rq = false;   // queued (including running)
   bool on_cpu = false;  // currently executing
+  bool waking = false;  // TASK_WAKING: its CPU chosen, not yet queued
   Task* parent = nullptr;
   bool shares_mm_with_parent = false;  // a thread (CLONE_VM)
 
@@ -114,6 +115,10 @@ struct Task {
   // ---- accounting and statistics ----
   sim::Time wake_time{-1};      // set at sched_waking, cleared when run
   sim::Time queued_since{-1};   // became runnable but not running
+  // sched_info (kernel/sched/stats.h): last_queued on its rq's clock (-1:
+  // unset), and the waits closed by dequeues (migrations) since it last ran.
+  int64_t sched_info_last_queued = -1;
+  int64_t sched_info_dequeued_delay = 0;
   sim::Time last_ran{0};        // time it last left a CPU
   // Memory a run of the task touches: stack, buffers, kernel objects. 16 KiB
   // is the workload models' estimate for the perf bench tasks (no source).
@@ -123,7 +128,7 @@ struct Task {
   int64_t cache_mark = INT64_MIN / 2;  // its cache CPU's bytes_touched when it left
   int64_t nr_switches = 0;
   int64_t nr_migrations = 0;
-  int64_t run_delay_ns = 0;
+  int64_t wakeup_delay_total_ns = 0;  // sched_waking to running, summed
   int exit_code = 0;
   bool reaped = false;
 };

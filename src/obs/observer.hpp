@@ -23,9 +23,11 @@ class Observer {
   virtual void on_exit(int64_t t, int cpu, const kernel::Task* p) {}
   // state = idle-state index entered, or -1 on exit from idle.
   virtual void on_idle(int64_t t, int cpu, int state) {}
-  // A task started running after `queued_ns` on a runqueue (schedstat
-  // run_delay); wakeup_ns is the time since its wakeup, or -1 if it was
-  // preempted or yielded rather than woken.
+  // A task started running after `queued_ns` on a runqueue as sched_info
+  // reads it on rq->clock (schedstat run_delay, taskstats cpu_delay_total;
+  // see Kernel::update_rq_clock()); wakeup_ns is the time since its wakeup
+  // (sched_waking) on the simulated clock, or -1 if it was preempted or
+  // yielded rather than woken.
   virtual void on_run_delay(int64_t t, int cpu, const kernel::Task* p, int64_t queued_ns,
                             int64_t wakeup_ns) {}
   virtual void on_balance(int64_t t, int cpu, int level, int idle_type, bool success, int moved,

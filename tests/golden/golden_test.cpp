@@ -354,5 +354,5 @@ TEST(Golden, ADeadlockAfterASwitchSpinIsReported) {
   }, 0);
   const auto r = s.k.run(10LL * 1000 * 1000 * 1000, 50000000);
   EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Deadlock);
-  EXPECT_LT(r.end_ns, 1000000);
+  EXPECT_LE(r.end_ns, 2000000);  // found once the last ticks have run, not hung
 }

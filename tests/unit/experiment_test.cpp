@@ -497,7 +497,10 @@ TEST(RunOnce, WakeupPreemptionsAreCountedAmongTheirChecks) {
 // the run goes on, until a receiver woken beside its sender is more than the
 // wakeup granularity behind it and preempts it: the run leaves batching for
 // ping-pong. With the split even, or the other way round, it keeps batching.
-// One group on one CPU (-g 1 -l 400, 160 k messages) shows it in 0.5 s.
+// One group on one CPU (-g 1 -l 400, 160 k messages) shows it in 0.5 s. (The
+// wakee also gains the min_vruntime its waker advances between
+// task_waking_fair() and the enqueue, try_to_wake_up()'s own time, so on
+// one CPU the stock split preempts within the first 50 ms.)
 namespace {
 // machines/generic.toml on one CPU with the given AF_UNIX costs, or "" if
 // the file no longer has the lines this edits.
@@ -557,8 +560,7 @@ TEST(RunOnce, ReceiversCheaperThanTheirSendersFallBehindAndPreemptThem) {
   auto [even, even_shares] = run_with_split(1150, 1150);
   auto [swapped, swapped_shares] = run_with_split(1000, 1300);
   ASSERT_GE(stock_shares.size(), 6u);
-  EXPECT_LT(stock_shares.front(), 0.1);  // it starts batching
-  EXPECT_GT(*std::max_element(stock_shares.begin() + 3, stock_shares.end()), 0.5);  // and leaves it
+  EXPECT_GT(*std::max_element(stock_shares.begin() + 3, stock_shares.end()), 0.5);  // it ping-pongs
   EXPECT_GT(stock["wakeup_preemptions"], 4 * even["wakeup_preemptions"]);
   EXPECT_GT(stock["switches"], 3 * even["switches"]);
   EXPECT_LT(swapped["wakeup_preemptions"], even["wakeup_preemptions"]);

@@ -1,9 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "kernel/features.hpp"
 #include "kernel/sched_domain.hpp"
+#include "obs/observer.hpp"
 #include "../support/sim_fixture.hpp"
 
 using kernel::Co;
@@ -128,7 +132,7 @@ TEST(Kernel, WakeupRecordsRunDelayAndEveryCpuAccountsForAllTime) {
   ASSERT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
   EXPECT_EQ(s.k.check_invariants(), "");
   // Woken on the waker's CPU, the sleeper waits for the waker to leave it.
-  EXPECT_GT(s.task("sleeper")->run_delay_ns, 0);
+  EXPECT_GT(s.task("sleeper")->wakeup_delay_total_ns, 0);
   EXPECT_EQ(s.k.accounting(0).total(), r.end_ns);
 }
 
@@ -614,4 +618,171 @@ TEST(Kernel, WrittenGranularitiesRecomputeNrLatency) {
   for (auto* t : s.k.all_tasks()) runs += t->nr_switches;
   EXPECT_GT(runs, 210);
   EXPECT_LT(runs, 280);
+}
+
+namespace {
+// Each wakeup's sched_waking -> sched_wakeup gap, and each run's delay as
+// sched_info reads it (`queued`) beside the time since its wakeup and the
+// time since it was last switched out (`true_wait`, for preempted tasks).
+struct WakeAndRunDelays final : obs::Observer {
+  struct Run {
+    std::string comm;
+    int64_t queued, since_wakeup, true_wait;
+  };
+  std::map<const kernel::Task*, int64_t> waking_at, switched_out_at;
+  std::vector<int64_t> waking_to_queued;
+  std::vector<Run> runs;
+  void on_waking(int64_t t, int, const kernel::Task* p, int) override { waking_at[p] = t; }
+  void on_wakeup(int64_t t, int, const kernel::Task* p, int, bool is_new) override {
+    if (!is_new) waking_to_queued.push_back(t - waking_at[p]);
+  }
+  void on_switch(int64_t t, int, const kernel::Task* prev, obs::PrevState st, const kernel::Task*) override {
+    if (prev && st == obs::PrevState::Preempted) switched_out_at[prev] = t;
+  }
+  void on_run_delay(int64_t t, int, const kernel::Task* p, int64_t queued, int64_t since_wakeup) override {
+    const auto out = switched_out_at.find(p);
+    runs.push_back({p->comm, queued, since_wakeup, out == switched_out_at.end() ? -1 : t - out->second});
+    if (out != switched_out_at.end()) switched_out_at.erase(out);
+  }
+  [[nodiscard]] std::vector<Run> of(const std::string& comm) const {
+    std::vector<Run> r;
+    for (const auto& run : runs)
+      if (run.comm == comm) r.push_back(run);
+    return r;
+  }
+};
+
+// The sleeper blocks on CPU 1 and the waker on CPU 0 wakes it (a 2-CPU LLC:
+// its previous CPU is idle and shares the cache, so it goes back there).
+WakeAndRunDelays wake_across(const char* preset, const char* features = "") {
+  TinySim s("1s2c1t", preset, 1, features);
+  WakeAndRunDelays d;
+  s.k.add_observer(&d);
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) { return sleeper(p, &wq, &flag); }, 1);
+  s.k.spawn("waker", [&](Proc& p) { return waker(p, &wq, &flag); }, 0);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  return d;
+}
+}  // namespace
+
+// try_to_wake_up() (core.c 4.0) runs select_task_rq() and its bookkeeping
+// before ttwu_queue() enqueues the wakee; 2.4 enqueues first
+// (add_to_runqueue()) and looks for a CPU after (reschedule_idle()).
+TEST(Wakeup, TheWakeeIsQueuedOnlyAfterTheWakersPlacementWork) {
+  const int64_t ttwu_base = hw::load_machine("1s2c1t").costs.ttwu_base;
+  const auto cfs = wake_across("linux-4.0");
+  ASSERT_EQ(cfs.waking_to_queued.size(), 1U);
+  EXPECT_GE(cfs.waking_to_queued[0], ttwu_base * 97 / 100);  // cost jitter is +-2%
+  const auto o24 = wake_across("linux-2.4.19");
+  ASSERT_EQ(o24.waking_to_queued.size(), 1U);
+  EXPECT_EQ(o24.waking_to_queued[0], 0);
+}
+
+// A wakee that wakes an idle CPU is switched in on the rq clock of its own
+// enqueue (4.0: the skip check_preempt_curr() requests for the idle task;
+// 3.10: its put_prev_task() leaves the clock alone), so schedstat/taskstats
+// read no delay although the idle exit took time. 2.4 reads the time.
+TEST(Schedstat, AWakeeThatWakesAnIdleCpuReadsNoDelay) {
+  for (const char* preset : {"linux-4.0", "linux-3.10"}) {
+    const auto runs = wake_across(preset).of("sleeper");
+    ASSERT_EQ(runs.size(), 2U) << preset;  // its start, and after the wakeup
+    EXPECT_GT(runs[1].since_wakeup, 0) << preset;
+    EXPECT_EQ(runs[1].queued, 0) << preset;
+  }
+  const auto runs24 = wake_across("linux-2.4.19").of("sleeper");
+  ASSERT_EQ(runs24.size(), 2U);
+  EXPECT_GT(runs24[1].queued, 0);
+  EXPECT_LE(runs24[1].queued, runs24[1].since_wakeup);
+}
+
+namespace {
+// One CPU: the sleeper blocks, the waker wakes it, spends 5 us more in the
+// kernel (no rescheduling point) and goes on in user mode.
+constexpr int64_t kKernelTailNs = 5000;
+WakeAndRunDelays wake_on_one_cpu(const char* preset, const char* features) {
+  TinySim s("1s1c1t", preset, 1, features);
+  WakeAndRunDelays d;
+  s.k.add_observer(&d);
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) { return sleeper(p, &wq, &flag); }, 0);
+  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
+    co_await waker(p, &wq, &flag);
+    co_await p.sys(kKernelTailNs);
+    co_await p.user(2000000);
+  }, 0);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  return d;
+}
+}  // namespace
+
+// Without a wakeup preemption nothing requests the skip: the wakee's wait
+// behind the waker (until the tick preempts it) is read in full, from its
+// enqueue.
+TEST(Schedstat, AWakeeQueuedBehindItsWakerReadsItsWholeWait) {
+  const auto d = wake_on_one_cpu("linux-4.0", "NO_WAKEUP_PREEMPTION");
+  const auto runs = d.of("sleeper");
+  ASSERT_EQ(runs.size(), 2U);
+  ASSERT_EQ(d.waking_to_queued.size(), 1U);
+  EXPECT_GT(runs[1].queued, 100000);
+  EXPECT_EQ(runs[1].queued, runs[1].since_wakeup - d.waking_to_queued[0]);
+}
+
+// A wakee that preempts its waker runs on its enqueue's clock (no delay),
+// and the preempted waker starts waiting on that earlier clock, so its own
+// wait reads longer, by the kernel time between the wakeup and the switch.
+TEST(Schedstat, APreemptingWakeeReadsNoDelayAndItsVictimReadsMore) {
+  for (const char* preset : {"linux-4.0", "linux-3.10"}) {
+    const auto d = wake_on_one_cpu(preset, "");
+    const auto sleeper_runs = d.of("sleeper");
+    ASSERT_EQ(sleeper_runs.size(), 2U) << preset;
+    EXPECT_GT(sleeper_runs[1].since_wakeup, 0) << preset;
+    EXPECT_EQ(sleeper_runs[1].queued, 0) << preset;
+    // The waker's run after the sleeper's: it was preempted by the wakeup
+    // (an earlier run of it follows a tick preemption, read in full).
+    const auto waker_runs = d.of("waker");
+    ASSERT_GE(waker_runs.size(), 2U) << preset;
+    const auto& victim = waker_runs.back();
+    ASSERT_GE(victim.true_wait, 0) << preset << ": the wakeup did not preempt the waker";
+    EXPECT_GE(victim.queued, victim.true_wait + kKernelTailNs * 98 / 100) << preset;
+  }
+}
+
+namespace {
+// The instants of tick preemptions (involuntary switches) on each CPU of a
+// 2-CPU box with two hogs per CPU, as phases within the tick period.
+std::vector<std::set<int64_t>> tick_preemption_phases(const char* preset) {
+  TinySim s("1s2c1t", preset);
+  struct Preemptions final : obs::Observer {
+    std::vector<std::set<int64_t>> at{2};
+    void on_switch(int64_t t, int cpu, const kernel::Task*, obs::PrevState st, const kernel::Task*) override {
+      if (st == obs::PrevState::Preempted) at[static_cast<size_t>(cpu)].insert(t);
+    }
+  } seen;
+  s.k.add_observer(&seen);
+  for (int i = 0; i < 4; ++i)
+    s.k.spawn("hog" + std::to_string(i), [](Proc& p) { return hog(p, 200000000, 1000000); }, i % 2);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  std::vector<std::set<int64_t>> phases(2);
+  for (size_t c = 0; c < 2; ++c)
+    for (int64_t t : seen.at[c]) phases[c].insert(t % s.k.config().tick_ns());
+  return phases;
+}
+}  // namespace
+
+// 3.x/4.x tick on the jiffy grid on every CPU (tick_setup_sched_timer(),
+// skew_tick off); 2.4 staggers CPU i's APIC timer by (i + 1)/(CPUs + 1) of
+// the period.
+TEST(Tick, CpusTickTogetherFrom3xAndStaggeredOn24) {
+  const auto cfs = tick_preemption_phases("linux-4.0");
+  EXPECT_EQ(cfs[0], (std::set<int64_t>{0}));
+  EXPECT_EQ(cfs[1], (std::set<int64_t>{0}));
+  const auto o24 = tick_preemption_phases("linux-2.4.19");
+  const int64_t period = kernel::KernelConfig(kernel::load_preset("linux-2.4.19")).tick_ns();
+  EXPECT_EQ(o24[0], (std::set<int64_t>{period / 3}));
+  EXPECT_EQ(o24[1], (std::set<int64_t>{period / 3 * 2}));
 }

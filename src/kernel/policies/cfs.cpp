@@ -1146,12 +1146,11 @@ void Cfs::yield_task(int cpu) {
 }
 
 void Cfs::check_preempt_curr(int cpu, Task* p, int wake_flags) {
-  Task* curr = core_.curr(cpu);
-  if (!curr) {
+  if (!core_.curr(cpu))
     core_.resched_curr(cpu);  // the idle class is always preempted
-    return;
-  }
-  check_preempt_wakeup(cpu, p, wake_flags);
+  else
+    check_preempt_wakeup(cpu, p, wake_flags);
+  core_.rq_clock_skip_request(cpu);
 }
 
 void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
@@ -1797,8 +1796,10 @@ bool Cfs::can_migrate_task(Task* p, LbEnv& env) {
 void Cfs::move_task(Task* p, int src, int dst) {
   // detach_task() + attach_task(): dequeue (vruntime made relative),
   // set_task_cpu(), enqueue on dst, check preemption there.
+  core_.sched_info_dequeued(src, p);
   dequeue_task_fair(src, p, 0);
   core_.set_task_cpu(p, dst);
+  core_.sched_info_queued(dst, p);
   enqueue_task_fair(dst, p, 0);
   check_preempt_curr(dst, p, 0);
 }
@@ -1832,6 +1833,7 @@ int Cfs::detach_tasks(LbEnv& env) {
       tasks.splice(tasks.end(), tasks, tasks.begin());
       continue;
     }
+    core_.sched_info_dequeued(env.src_cpu, p);
     dequeue_task_fair(env.src_cpu, p, 0);
     env.tasks.push_back(p);
     detached++;
@@ -1846,6 +1848,7 @@ int Cfs::detach_tasks(LbEnv& env) {
 void Cfs::attach_tasks(LbEnv& env) {
   for (Task* p : env.tasks) {
     core_.set_task_cpu(p, env.dst_cpu);
+    core_.sched_info_queued(env.dst_cpu, p);
     enqueue_task_fair(env.dst_cpu, p, 0);
     check_preempt_curr(env.dst_cpu, p, 0);
   }
