@@ -652,19 +652,30 @@ struct WakeAndRunDelays final : obs::Observer {
   }
 };
 
-// The sleeper blocks on CPU 1 and the waker on CPU 0 wakes it (a 2-CPU LLC:
-// its previous CPU is idle and shares the cache, so it goes back there).
-WakeAndRunDelays wake_across(const char* preset, const char* features = "") {
-  TinySim s("1s2c1t", preset, 1, features);
+// The sleeper blocks on `sleeper_cpu` and the waker on CPU 0 wakes it,
+// spends 5 us more in the kernel (no rescheduling point) and goes on in user
+// mode. On 1s2c1t the sleeper's previous CPU 1 is idle and shares the cache,
+// so it goes back there.
+constexpr int64_t kKernelTailNs = 5000;
+WakeAndRunDelays observe_wakeup(const char* machine, const char* preset, const char* features, int sleeper_cpu) {
+  TinySim s(machine, preset, 1, features);
   WakeAndRunDelays d;
   s.k.add_observer(&d);
   kernel::WaitQueue wq;
   bool flag = false;
-  s.k.spawn("sleeper", [&](Proc& p) { return sleeper(p, &wq, &flag); }, 1);
-  s.k.spawn("waker", [&](Proc& p) { return waker(p, &wq, &flag); }, 0);
+  s.k.spawn("sleeper", [&](Proc& p) { return sleeper(p, &wq, &flag); }, sleeper_cpu);
+  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
+    co_await waker(p, &wq, &flag);
+    co_await p.sys(kKernelTailNs);
+    co_await p.user(2000000);
+  }, 0);
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   EXPECT_EQ(s.k.check_invariants(), "");
   return d;
+}
+WakeAndRunDelays wake_across(const char* preset) { return observe_wakeup("1s2c1t", preset, "", 1); }
+WakeAndRunDelays wake_on_one_cpu(const char* preset, const char* features) {
+  return observe_wakeup("1s1c1t", preset, features, 0);
 }
 }  // namespace
 
@@ -698,27 +709,6 @@ TEST(Schedstat, AWakeeThatWakesAnIdleCpuReadsNoDelay) {
   EXPECT_LE(runs24[1].queued, runs24[1].since_wakeup);
 }
 
-namespace {
-// One CPU: the sleeper blocks, the waker wakes it, spends 5 us more in the
-// kernel (no rescheduling point) and goes on in user mode.
-constexpr int64_t kKernelTailNs = 5000;
-WakeAndRunDelays wake_on_one_cpu(const char* preset, const char* features) {
-  TinySim s("1s1c1t", preset, 1, features);
-  WakeAndRunDelays d;
-  s.k.add_observer(&d);
-  kernel::WaitQueue wq;
-  bool flag = false;
-  s.k.spawn("sleeper", [&](Proc& p) { return sleeper(p, &wq, &flag); }, 0);
-  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
-    co_await waker(p, &wq, &flag);
-    co_await p.sys(kKernelTailNs);
-    co_await p.user(2000000);
-  }, 0);
-  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
-  EXPECT_EQ(s.k.check_invariants(), "");
-  return d;
-}
-}  // namespace
 
 // Without a wakeup preemption nothing requests the skip: the wakee's wait
 // behind the waker (until the tick preempts it) is read in full, from its
