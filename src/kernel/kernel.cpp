@@ -899,8 +899,6 @@ void Kernel::kick_idle_balance(int c) {
   kick_cpu(c, Kick::Balance);
 }
 
-// ---- wakeups ----
-
 // ---- rq->clock and sched_info ----
 //
 // schedstat's run_delay and taskstats' cpu_delay_total (what seed 000's
@@ -985,6 +983,8 @@ int64_t Kernel::sched_info_arrive(int c, Task* p) {
   p->sched_info_dequeued_delay = 0;
   return delay;
 }
+
+// ---- wakeups ----
 
 void Kernel::activate_task(Task* p, int c, int flags) {
   sched_info_queued(c, p);
