@@ -382,7 +382,7 @@ void Kernel::segment_done(int c, uint64_t gen) {
     // A schedule()/balance path with no task found: pick again, no balance.
     // (Still in prev's schedule(), or the idle loop's own after an interrupt.)
     k.need_resched = false;
-    Task* next = idle_task_is_current(k) ? pick_from_idle_task(c, false) : policy_->pick_next_task(c, nullptr, false);
+    Task* next = policy_->pick_next_task(c, nullptr, false);
     if (next)
       finish_switch(c, k.switch_from, next);
     else
@@ -449,7 +449,6 @@ void Kernel::schedule(int c, bool preempt) {
   Task* prev = k.curr;
   const auto& costs = machine_.costs();
   obs::PrevState st = obs::PrevState::Runnable;
-  const bool from_idle_task = idle_task_is_current(k);
   // __schedule() (4.0): "rq->clock_skip_update <<= 1; /* promote REQ to ACT */".
   if (config_.preset().version >= 400) k.clock_skip = static_cast<uint8_t>(k.clock_skip << 1);
   if (prev) {
@@ -482,7 +481,6 @@ void Kernel::schedule(int c, bool preempt) {
   k.need_resched = false;
   charge(c, jitter(costs.schedule_base));
   if (config_.preset().policy == PolicyKind::Cfs) lock_rq(c, c, costs.rq_lock_hold);
-  if (from_idle_task && config_.preset().version >= 400) update_rq_clock(c);  // see pick_from_idle_task()
   k.curr = nullptr;
   Task* next = policy_->pick_next_task(c, prev, true);
   k.clock_skip = 0;
@@ -831,7 +829,7 @@ void Kernel::irq_exit(int c, bool was_armed) {
   if (was_armed) return arm(c);  // a kernel-only path continues; it re-picks when done
   // From idle: schedule() picks what was queued (or balances).
   k.need_resched = false;
-  Task* next = pick_from_idle_task(c, k.spin_left + k.kern_left == 0);
+  Task* next = policy_->pick_next_task(c, nullptr, k.spin_left + k.kern_left == 0);
   if (next) return finish_switch(c, nullptr, next);
   if (k.spin_left + k.kern_left > 0) return arm(c);
   enter_idle(c);
@@ -914,7 +912,7 @@ void Kernel::kick_idle_balance(int c) {
 // picked; the idle task counts as queued (init_idle(): idle->on_rq =
 // TASK_ON_RQ_QUEUED). 3.10 sets rq->skip_clock_update, which stops every
 // update at once; its idle task is not on_rq, and its put_prev_task() leaves
-// the clock alone for it. Either way a wakee that wakes an idle CPU or
+// the clock alone for it (see rq_clock_skip_request()). Either way a wakee that wakes an idle CPU or
 // preempts is switched in on the clock of its own enqueue: its delay reads
 // ~0 however long the idle exit or the preemption took, and a preempted task
 // starts waiting on that earlier clock. 2.4 has no sched_info; its delays are
@@ -930,35 +928,18 @@ bool Kernel::clock_skip_active(const Cpu& k) const {
   return config_.preset().version >= 400 ? (k.clock_skip & RQCF_ACT_SKIP) != 0 : k.clock_skip != 0;
 }
 
-// rq->curr == rq->idle: idle, or leaving idle before schedule() has run. (A
-// CPU with no curr after a prev blocked is still in that prev's schedule().)
-bool Kernel::idle_task_is_current(const Cpu& k) const { return k.curr == nullptr && k.switch_from == nullptr; }
-
+// A CPU leaving idle switches in on the clock of its last enqueue in both
+// versions (4.0: the idle task is queued, so the wakeup requested the skip;
+// 3.10: put_prev_task() does not update for it), so the idle task needs no
+// request here: the model never updates the clock when idle is prev.
 void Kernel::rq_clock_skip_request(int c) {
   Cpu& k = cpu(c);
   if (config_.preset().policy != PolicyKind::Cfs) return;
-  const bool idle_task = idle_task_is_current(k);
-  const bool curr_queued = k.curr != nullptr || (idle_task && config_.preset().version >= 400);
-  const bool resched = k.need_resched || (idle_task && k.kick_pending);
-  if (!curr_queued || !resched) return;
+  if (!k.curr || !k.need_resched) return;
   if (config_.preset().version >= 400)
     k.clock_skip |= RQCF_REQ_SKIP;
   else
     k.clock_skip = 1;
-}
-
-// The idle loop's schedule(): the idle task is prev. It is on_rq in 4.0
-// (init_idle()), so __schedule() updates the clock for it unless the skip is
-// active; 3.10's is not, and its put_prev_task() leaves the clock alone.
-Task* Kernel::pick_from_idle_task(int c, bool newidle_balance) {
-  Cpu& k = cpu(c);
-  if (config_.preset().version >= 400) {
-    k.clock_skip = static_cast<uint8_t>(k.clock_skip << 1);
-    update_rq_clock(c);
-  }
-  Task* next = policy_->pick_next_task(c, nullptr, newidle_balance);
-  k.clock_skip = 0;
-  return next;
 }
 
 int64_t Kernel::sched_info_clock(int c) const {
@@ -1060,6 +1041,7 @@ int Kernel::ttwu_select(Task* p, int wake_flags) {
   p->wake_time = sim::Time(now_ns());
   p->state = TaskState::Running;  // TASK_WAKING: no other waker takes it
   p->waking = true;
+  p->waker_cpu = waker;
   charge(waker, jitter(machine_.costs().ttwu_base));
   const int c = select_task_rq(p, SD_BALANCE_WAKE, wake_flags);
   for (auto* o : observers_) o->on_waking(now_ns(), waker, p, c);
@@ -1086,7 +1068,8 @@ void Kernel::ttwu_queue(Task* p, int c, int wake_flags) {
   p->waking = false;
   // A sched_setaffinity() that came while the wakee was being placed (the
   // kernel's waits for pi_lock, so it acts on the queued task).
-  const bool moved_away = !p->cpus_allowed.test(c);
+  const bool moved_away = p->affinity_changed_while_waking && !p->cpus_allowed.test(c);
+  p->affinity_changed_while_waking = false;
   if (!moved_away && policy_->queue_remote_wakeup(this_cpu_, c)) {
     // ttwu_queue_remote(): the target enqueues it from the IPI handler.
     cpu(c).wake_list.push_back(p);
@@ -1138,7 +1121,10 @@ void Kernel::set_cpus_allowed_ptr(Task* p, hw::CpuMask mask) {
   if (mask.weight() == 0) throw std::invalid_argument("set_cpus_allowed_ptr: no CPU of this machine in the mask");
   p->cpus_allowed = mask;
   if (mask.test(p->cpu) || p->state != TaskState::Running) return;
-  if (p->waking) return;  // ttwu_queue() moves it once queued
+  if (p->waking) {
+    p->affinity_changed_while_waking = true;  // ttwu_queue() moves it once queued
+    return;
+  }
   if (curr(p->cpu) == p || !p->on_rq)
     throw std::logic_error("set_cpus_allowed_ptr: moving a task running or waking on another CPU is not modelled");
   move_queued_task(p->cpu, p, mask.first());
@@ -1269,6 +1255,9 @@ std::string Kernel::check_invariants() const {
           << now_ns() << " ns; ";
   }
   for (const Task* t : task_ptrs_) {
+    // A wakee being placed is off every queue while its waker, which cannot
+    // be preempted there, runs try_to_wake_up().
+    if (t->waking && !cpu(t->waker_cpu).curr) err << "task " << t->comm << "-" << t->pid << " waking with no waker; ";
     if (t->state == TaskState::Running && !t->on_rq && !t->waking) {
       bool on_list = false;
       for (const auto& k : cpus_)

@@ -292,9 +292,7 @@ class Kernel final : public SchedCore {
   // taskstats cpu_delay_total): see kernel.cpp.
   void update_rq_clock(int c);
   [[nodiscard]] bool clock_skip_active(const Cpu& k) const;
-  [[nodiscard]] bool idle_task_is_current(const Cpu& k) const;
   int64_t sched_info_arrive(int c, Task* p);
-  Task* pick_from_idle_task(int c, bool newidle_balance);
   [[nodiscard]] int64_t sched_info_clock(int c) const;  // rq_clock(rq); 2.4: the simulated clock
   void do_exit(Task* p);
   bool wakee_switching_out(const Task* p) const;

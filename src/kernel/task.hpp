@@ -88,6 +88,8 @@ struct Task {
   bool on_rq = false;   // queued (including running)
   bool on_cpu = false;  // currently executing
   bool waking = false;  // TASK_WAKING: its CPU chosen, not yet queued
+  int waker_cpu = -1;   // the CPU running that try_to_wake_up()
+  bool affinity_changed_while_waking = false;
   Task* parent = nullptr;
   bool shares_mm_with_parent = false;  // a thread (CLONE_VM)
 

@@ -524,7 +524,7 @@ std::string one_cpu_machine_with_unix_costs(int send_ns, int recv_ns) {
 }
 }  // namespace
 
-TEST(RunOnce, ReceiversCheaperThanTheirSendersFallBehindAndPreemptThem) {
+TEST(RunOnce, ReceiversCheaperThanTheirSendersPreemptThem) {
   auto run_with_split = [](int send_ns, int recv_ns) {
     const std::string toml = one_cpu_machine_with_unix_costs(send_ns, recv_ns);
     EXPECT_FALSE(toml.empty()) << "machines/generic.toml changed: update this test's edits";

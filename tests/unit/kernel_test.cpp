@@ -653,11 +653,12 @@ struct WakeAndRunDelays final : obs::Observer {
 };
 
 // The sleeper blocks on `sleeper_cpu` and the waker on CPU 0 wakes it,
-// spends 5 us more in the kernel (no rescheduling point) and goes on in user
-// mode. On 1s2c1t the sleeper's previous CPU 1 is idle and shares the cache,
-// so it goes back there.
+// spends `tail_ns` more in the kernel (no rescheduling point) and goes on in
+// user mode. On 1s2c1t the sleeper's previous CPU 1 is idle and shares the
+// cache, so it goes back there.
 constexpr int64_t kKernelTailNs = 5000;
-WakeAndRunDelays observe_wakeup(const char* machine, const char* preset, const char* features, int sleeper_cpu) {
+WakeAndRunDelays observe_wakeup(const char* machine, const char* preset, const char* features, int sleeper_cpu,
+                                int64_t tail_ns = kKernelTailNs) {
   TinySim s(machine, preset, 1, features);
   WakeAndRunDelays d;
   s.k.add_observer(&d);
@@ -666,7 +667,7 @@ WakeAndRunDelays observe_wakeup(const char* machine, const char* preset, const c
   s.k.spawn("sleeper", [&](Proc& p) { return sleeper(p, &wq, &flag); }, sleeper_cpu);
   s.k.spawn("waker", [&](Proc& p) -> Co<void> {
     co_await waker(p, &wq, &flag);
-    co_await p.sys(kKernelTailNs);
+    co_await p.sys(tail_ns);
     co_await p.user(2000000);
   }, 0);
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
@@ -775,4 +776,80 @@ TEST(Tick, CpusTickTogetherFrom3xAndStaggeredOn24) {
   const int64_t period = kernel::KernelConfig(kernel::load_preset("linux-2.4.19")).tick_ns();
   EXPECT_EQ(o24[0], (std::set<int64_t>{period / 3}));
   EXPECT_EQ(o24[1], (std::set<int64_t>{period / 3 * 2}));
+}
+
+// The two versions' skips differ while the preempted waker stays in the
+// kernel: 4.0 only requests the skip (RQCF_REQ_SKIP), so the ticks in
+// between still move the clock and the wakee reads the time up to the last
+// one; 3.10's skip_clock_update stops every update until schedule(), so the
+// wakee reads none and the waker's whole tail lands on its own wait.
+TEST(Schedstat, ThreeTenSkipsTheTicksBeforeTheSwitchAndFourZeroDoesNot) {
+  constexpr int64_t kLongTailNs = 3000000;  // three ticks at HZ=1000
+  const auto v40 = observe_wakeup("1s1c1t", "linux-4.0", "", 0, kLongTailNs);
+  const auto v310 = observe_wakeup("1s1c1t", "linux-3.10", "", 0, kLongTailNs);
+  const auto s40 = v40.of("sleeper"), s310 = v310.of("sleeper");
+  ASSERT_EQ(s40.size(), 2U);
+  ASSERT_EQ(s310.size(), 2U);
+  EXPECT_GT(s40[1].queued, 1000000);
+  EXPECT_LT(s40[1].queued, s40[1].since_wakeup);
+  EXPECT_EQ(s310[1].queued, 0);
+  EXPECT_GE(v310.of("waker").back().queued, kLongTailNs * 97 / 100);  // cost jitter is +-2%
+}
+
+// On another LLC the wakee is queued on the target's wake list (TTWU_QUEUE)
+// and its CPU kicked, also only after the waker's placement work.
+TEST(Wakeup, AWakeeOnAnotherLlcIsKickedOnlyAfterThePlacementWork) {
+  TinySim s("2s2c1t", "linux-4.0");
+  struct Kicks final : obs::Observer {
+    int64_t waking_at = -1, kicked_at = -1;
+    void on_waking(int64_t t, int, const kernel::Task*, int) override { waking_at = t; }
+    void on_ipi(int64_t t, int, int target, bool) override {
+      if (target == 2 && waking_at >= 0 && kicked_at < 0) kicked_at = t;
+    }
+  } kicks;
+  s.k.add_observer(&kicks);
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) -> Co<void> {
+    hw::CpuMask cpu2;
+    cpu2.set(2);
+    co_await p.sched_setaffinity(cpu2);
+    co_await sleeper(p, &wq, &flag);
+  }, 2);
+  s.k.spawn("waker", [&](Proc& p) { return waker(p, &wq, &flag); }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  ASSERT_GE(kicks.kicked_at, 0);
+  EXPECT_GE(kicks.kicked_at - kicks.waking_at, s.machine.costs().ttwu_base * 97 / 100);
+  EXPECT_EQ(s.task("sleeper")->cpu, 2);
+}
+
+// While a wakee is being placed it is TASK_WAKING: a second waker finds it
+// awake, and a sched_setaffinity() that comes then (the kernel's waits for
+// the wakee's pi_lock) moves it once it is queued.
+TEST(Wakeup, AWakeeBeingPlacedIsNotWokenTwiceAndMovesIfItsMaskChanged) {
+  TinySim s("1s4c1t", "linux-4.0");
+  struct ActInTheWindow final : obs::Observer {
+    kernel::Kernel* k = nullptr;
+    int second_wakeup = -1;
+    void on_waking(int64_t, int, const kernel::Task* p, int target) override {
+      if (p->comm != "sleeper" || second_wakeup >= 0) return;
+      auto* t = const_cast<kernel::Task*>(p);
+      second_wakeup = k->try_to_wake_up(t, 0);
+      hw::CpuMask elsewhere;
+      elsewhere.set(target == 3 ? 2 : 3);
+      k->set_cpus_allowed_ptr(t, elsewhere);
+    }
+  } act;
+  act.k = &s.k;
+  s.k.add_observer(&act);
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) { return sleeper(p, &wq, &flag); }, 1);
+  s.k.spawn("waker", [&](Proc& p) { return waker(p, &wq, &flag); }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  EXPECT_EQ(act.second_wakeup, 0);
+  EXPECT_TRUE(s.task("sleeper")->cpus_allowed.test(s.task("sleeper")->cpu));
+  EXPECT_GE(s.task("sleeper")->nr_migrations, 1);
 }
