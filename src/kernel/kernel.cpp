@@ -904,7 +904,9 @@ void Kernel::kick_idle_balance(int c) {
 // (kernel/sched/stats.h, 4.0): sched_info_queued() at enqueue_task(),
 // sched_info_arrive() at the switch, sched_info_dequeued() when a waiting
 // task leaves its rq. rq->clock moves only at update_rq_clock(): enqueue,
-// dequeue, the tick, and __schedule() for a prev still queued. And
+// dequeue, the tick, __schedule() for a prev still queued, and CFS's own
+// calls (task_fork_fair(), yield_task_fair(), update_blocked_averages(),
+// nohz_idle_balance()). And
 // check_preempt_curr() ends: "A queue event has occurred, and we're going to
 // schedule. In this case, we can save a useless back to back clock update."
 // 4.0 requests the skip (RQCF_REQ_SKIP) when rq->curr is queued and needs a
@@ -915,12 +917,14 @@ void Kernel::kick_idle_balance(int c) {
 // the clock alone for it (see rq_clock_skip_request()). Either way a wakee that wakes an idle CPU or
 // preempts is switched in on the clock of its own enqueue: its delay reads
 // ~0 however long the idle exit or the preemption took, and a preempted task
-// starts waiting on that earlier clock. 2.4 has no sched_info; its delays are
-// read on the simulated clock.
+// starts waiting on that earlier clock. CFS also charges runtime on this
+// clock (rq_clock_task(); fair.c update_curr()), so the waker's time from the
+// enqueue to the switch is charged to the wakee. 2.4 has no sched_info; its
+// delays are read on the simulated clock.
 void Kernel::update_rq_clock(int c) {
   Cpu& k = cpu(c);
   if (clock_skip_active(k)) return;
-  k.rq_clock = now_ns();
+  k.rq_clock = SCHED_CLOCK_AT_START_NS + now_ns();
 }
 
 bool Kernel::clock_skip_active(const Cpu& k) const {
@@ -933,9 +937,14 @@ bool Kernel::clock_skip_active(const Cpu& k) const {
 // 3.10: put_prev_task() does not update for it), so the idle task needs no
 // request here: the model never updates the clock when idle is prev.
 void Kernel::rq_clock_skip_request(int c) {
+  const Cpu& k = cpu(c);
+  if (!k.curr || !k.need_resched) return;
+  rq_clock_skip_update(c);
+}
+
+void Kernel::rq_clock_skip_update(int c) {
   Cpu& k = cpu(c);
   if (config_.preset().policy != PolicyKind::Cfs) return;
-  if (!k.curr || !k.need_resched) return;
   if (config_.preset().version >= 400)
     k.clock_skip |= RQCF_REQ_SKIP;
   else

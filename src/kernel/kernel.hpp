@@ -129,6 +129,11 @@ class Kernel final : public SchedCore {
   // include/linux/init_task.h: .timer_slack_ns = 50000, inherited by every
   // task that does not change it with prctl(PR_SET_TIMERSLACK).
   static constexpr int64_t TIMER_SLACK_NS = 50'000;
+  // sched_clock() (ns since boot) when a run starts: a benchmark runs on a
+  // machine that has been up a while. rq->clock only matters by differences
+  // except where 0 means "never": a new or migrated task's exec_start, which
+  // task_hot() must read as long ago.
+  static constexpr int64_t SCHED_CLOCK_AT_START_NS = 100'000'000'000;
   Kernel(hw::Machine& machine, KernelConfig config, uint64_t seed);
   ~Kernel() override;
   Kernel(const Kernel&) = delete;
@@ -199,6 +204,9 @@ class Kernel final : public SchedCore {
   void sched_info_dequeued(int cpu, Task* p) override;
   void sched_info_queued(int cpu, Task* p) override;
   void rq_clock_skip_request(int cpu) override;
+  void rq_clock_skip_update(int cpu) override;
+  void update_rq_clock(int c) override;
+  [[nodiscard]] int64_t rq_clock_task(int c) const override { return cpu(c).rq_clock; }
   uint64_t random_u64() override { return policy_rng_.next_u64(); }
   [[nodiscard]] const std::vector<Task*>& all_tasks() const override { return task_ptrs_; }
 
@@ -247,7 +255,7 @@ class Kernel final : public SchedCore {
     // rq->clock as sched_info reads it: the time of its last
     // update_rq_clock(), and the pending skip (RQCF_REQ_SKIP/RQCF_ACT_SKIP
     // in 4.0, rq->skip_clock_update in 3.10).
-    int64_t rq_clock = 0;
+    int64_t rq_clock = SCHED_CLOCK_AT_START_NS;
     uint8_t clock_skip = 0;
     bool balance_kick = false;
     std::vector<Task*> wake_list;
@@ -290,7 +298,6 @@ class Kernel final : public SchedCore {
   void activate_task(Task* p, int cpu, int flags);
   // rq->clock and the sched_info accounting on it (schedstat run_delay,
   // taskstats cpu_delay_total): see kernel.cpp.
-  void update_rq_clock(int c);
   [[nodiscard]] bool clock_skip_active(const Cpu& k) const;
   int64_t sched_info_arrive(int c, Task* p);
   [[nodiscard]] int64_t sched_info_clock(int c) const;  // rq_clock(rq); 2.4: the simulated clock

@@ -416,8 +416,9 @@ TEST(Spin, SpinUntilEndsOnTheWallClockWhenAnSmtSiblingSlowsIt) {
 // CPU has no current task then), and that mark must not carry over to it.
 TEST(Schedule, ATaskPulledByTheNewidleBalanceStartsWithoutAReschedMark) {
   TinySim s("1s2c1t", "linux-4.0");
-  // hogB runs on CPU 0 and hogA waits; the napper leaves CPU 1 once hogA,
-  // which has never run, is no longer cache hot (sched_migration_cost).
+  // hogB runs on CPU 0 and hogA waits; the napper leaves CPU 1 and pulls
+  // hogA, which has never run and so is not cache hot (its exec_start is 0,
+  // long before CPU 0's rq clock: see SCHED_CLOCK_AT_START_NS).
   kernel::Task* a = s.k.spawn("hogA", [](Proc& p) { return hog(p, 20000000, 1000000); }, 0);
   s.k.spawn("hogB", [](Proc& p) { return hog(p, 20000000, 1000000); }, 0);
   s.k.spawn("napper", [](Proc& p) -> Co<void> {
@@ -794,6 +795,40 @@ TEST(Schedstat, ThreeTenSkipsTheTicksBeforeTheSwitchAndFourZeroDoesNot) {
   EXPECT_LT(s40[1].queued, s40[1].since_wakeup);
   EXPECT_EQ(s310[1].queued, 0);
   EXPECT_GE(v310.of("waker").back().queued, kLongTailNs * 97 / 100);  // cost jitter is +-2%
+}
+
+namespace {
+// CPU time CFS charged the sleeper of observe_wakeup() (sum_exec_runtime).
+int64_t sleeper_charged(const char* preset, const char* features, int64_t tail_ns) {
+  TinySim s("1s1c1t", preset, 1, features);
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) { return sleeper(p, &wq, &flag); }, 0);
+  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
+    co_await waker(p, &wq, &flag);
+    co_await p.sys(tail_ns);
+    co_await p.user(2000000);
+  }, 0);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  return s.task("sleeper")->se.sum_exec_runtime;
+}
+}  // namespace
+
+// update_curr() charges on rq_clock_task(), which the skip holds at the
+// wakee's enqueue: the waker's kernel time between a preempting wakeup and
+// the switch is charged to the wakee (set_next_entity() starts it on that
+// clock). Without wakeup preemption nothing requests the skip, and the
+// waker pays for its own tail. On 4.0 the ticks in a long tail still move
+// the clock, so only the time since the last one moves over; 3.10's skip
+// moves the whole tail (the difference commit 9edfbfed3f54 made).
+TEST(Cfs, AWakeeThatPreemptsItsWakerIsChargedTheWakersTail) {
+  constexpr int64_t kTailNs = 200000;
+  EXPECT_GE(sleeper_charged("linux-4.0", "", kTailNs), kTailNs * 97 / 100);  // cost jitter is +-2%
+  EXPECT_LT(sleeper_charged("linux-4.0", "NO_WAKEUP_PREEMPTION", kTailNs), kTailNs / 4);
+  constexpr int64_t kLongTailNs = 3000000;  // three ticks at HZ=1000
+  EXPECT_LT(sleeper_charged("linux-4.0", "", kLongTailNs), 1000000 + kTailNs);
+  EXPECT_GE(sleeper_charged("linux-3.10", "", kLongTailNs), kLongTailNs * 97 / 100);
 }
 
 // On another LLC the wakee is queued on the target's wake list (TTWU_QUEUE)

@@ -365,7 +365,10 @@ class Cfs final : public SchedClass {
 
   Rq& rq(int cpu) { return rqs_[static_cast<size_t>(cpu)]; }
   const Rq& rq(int cpu) const { return rqs_[static_cast<size_t>(cpu)]; }
-  int64_t now() const { return core_.now_ns(); }
+  // rq_clock_task(): what CFS charges runtime and tracks load on. It moves
+  // only at update_rq_clock() (kernel.cpp), so it lags the simulated time
+  // inside a clock-skip window and on an idle CPU.
+  int64_t clock_task(int cpu) const { return core_.rq_clock_task(cpu); }
   bool feat(const char* f) const { return core_.config().feat(f); }
   int version() const { return core_.config().preset().version; }
 
@@ -604,12 +607,18 @@ void Cfs::update_min_vruntime(CfsRq& cfs) {
   if (static_cast<int64_t>(vruntime - cfs.min_vruntime) > 0) cfs.min_vruntime = vruntime;
 }
 
+// update_curr() (4.0 fair.c) reads rq_clock_task(), not the time: after a
+// wakeup preemption the clock stays at the wakee's enqueue until the switch
+// (rq_clock_skip_update()), so the rest of the waker's slice and its
+// schedule() are charged to the wakee, whose exec_start set_next_entity()
+// takes from that same stale clock.
 void Cfs::update_curr(CfsRq& cfs) {
   SchedEntity* curr = cfs.curr;
   if (!curr) return;
-  const int64_t delta_exec = now() - curr->exec_start;
+  const int64_t now = clock_task(cfs.cpu);
+  const int64_t delta_exec = now - curr->exec_start;
   if (delta_exec <= 0) return;
-  curr->exec_start = now();
+  curr->exec_start = now;
   curr->sum_exec_runtime += delta_exec;
   curr->vruntime += calc_delta_fair(static_cast<uint64_t>(delta_exec), curr);
   update_min_vruntime(cfs);
@@ -661,7 +670,7 @@ void Cfs::update_entity_load_avg(SchedEntity* se, bool update_cfs_rq) {
   // as v4.15's update_cfs_group() does at each enqueue, dequeue and tick,
   // not only when a 1024 us period has ended.
   const bool refresh_group = se->my_q && feat("GROUP_ENTITY_REFRESH");
-  if (!update_runnable_avg(now(), *se, se->on_rq) && !refresh_group) return;
+  if (!update_runnable_avg(clock_task(se->cfs_rq->cpu), *se, se->on_rq) && !refresh_group) return;
   const int64_t delta = update_entity_load_avg_contrib(se);
   if (!update_cfs_rq) return;
   CfsRq& cfs = *se->cfs_rq;
@@ -686,7 +695,7 @@ uint64_t Cfs::synchronize_entity_decay(SchedEntity* se) {
 // publish the queue's total to its group, with a 1/8 hysteresis unless
 // forced (__update_cfs_rq_tg_load_contrib()).
 void Cfs::update_cfs_rq_blocked_load(CfsRq& cfs, bool force_update) {
-  const uint64_t window = static_cast<uint64_t>(now()) >> 20;
+  const uint64_t window = static_cast<uint64_t>(clock_task(cfs.cpu)) >> 20;
   const uint64_t decays = window - cfs.last_decay;
   if (!decays && !force_update) return;
   if (cfs.removed_load) {
@@ -716,7 +725,7 @@ void Cfs::enqueue_entity_load_avg(CfsRq& cfs, SchedEntity* se, bool wakeup) {
   // constructed load_avg_contrib"; so is a group entity never queued before,
   // whose contribution is still the 0 it was allocated with.
   if (se->decay_count <= 0) {
-    se->last_runnable_update = now();
+    se->last_runnable_update = clock_task(cfs.cpu);
     if (se->decay_count) {
       // A wake-up migration: approximate the sleep by the carried decays.
       se->last_runnable_update -= (-se->decay_count) << 20;
@@ -763,7 +772,8 @@ void Cfs::list_add_leaf_cfs_rq(CfsRq& cfs) {
 // decay every queue of the CPU and refresh the group entities, so that a
 // CPU whose tasks left or sleep shows its load going down.
 void Cfs::update_blocked_averages(int cpu) {
-  if (!group_sched_) return;
+  if (!group_sched_) return;  // !CONFIG_FAIR_GROUP_SCHED: an empty stub
+  core_.update_rq_clock(cpu);
   auto& leaves = rq(cpu).leaf_cfs_rqs;
   for (auto it = leaves.begin(); it != leaves.end();) {
     CfsRq* cfs = *it++;
@@ -1019,7 +1029,7 @@ SchedEntity* Cfs::pick_next_entity(CfsRq& cfs, SchedEntity* curr) {
 
 void Cfs::set_next_entity(CfsRq& cfs, SchedEntity* se) {
   tree_erase(cfs, se);
-  se->exec_start = now();
+  se->exec_start = clock_task(cfs.cpu);
   cfs.curr = se;
   se->prev_sum_exec_runtime = se->sum_exec_runtime;
 }
@@ -1064,6 +1074,7 @@ void Cfs::task_fork(Task* p) {
   set_task_rq(p, cpu);
   CfsRq& cfs = p->parent ? *p->parent->se.cfs_rq : *p->se.cfs_rq;  // task_cfs_rq(current)
   SchedEntity* curr = cfs.curr;
+  core_.update_rq_clock(cpu);
   update_curr(cfs);
   if (curr) p->se.vruntime = curr->vruntime;
   place_entity(cfs, &p->se, true);
@@ -1110,7 +1121,7 @@ void Cfs::enqueue_task(int cpu, Task* p, int flags) {
     // ttwu_do_wakeup(): sample the idle period for avg_idle.
     Rq& r = rq(cpu);
     if (r.idle_stamp) {
-      const int64_t delta = now() - r.idle_stamp;
+      const int64_t delta = core_.rq_clock_task(cpu) - r.idle_stamp;  // rq_clock(rq)
       if (version() >= 313) {
         const int64_t max = 2 * r.max_idle_balance_cost;
         r.avg_idle += (delta - r.avg_idle) / 8;
@@ -1141,7 +1152,11 @@ void Cfs::yield_task(int cpu) {
   CfsRq& cfs = *curr->cfs_rq;
   if (cfs.curr != curr) return;
   clear_buddies(cfs, curr);
+  // "Tell update_rq_clock() that we've just updated, so we don't do
+  // microscopic update in schedule() and double the fastpath cost."
+  core_.update_rq_clock(cpu);
   update_curr(cfs);
+  core_.rq_clock_skip_update(cpu);
   set_buddy(curr, &CfsRq::skip);
 }
 
@@ -1764,7 +1779,7 @@ bool Cfs::task_hot(Task* p, const LbEnv& env) {
   if (feat("CACHE_HOT_BUDDY") && rq(env.dst_cpu).cfs.h_nr_running && (&p->se == src.next || &p->se == src.last))
     return true;
   if (migration_cost_ == 0) return false;
-  return now() - p->se.exec_start < migration_cost_;
+  return clock_task(env.src_cpu) - p->se.exec_start < migration_cost_;
 }
 
 bool Cfs::can_migrate_task(Task* p, LbEnv& env) {
@@ -2191,7 +2206,7 @@ int Cfs::idle_balance(int this_cpu) {
   int pulled_task = 0;
   int64_t curr_cost = 0;
   auto& chain = core_.domains().of(this_cpu);
-  r.idle_stamp = now();
+  r.idle_stamp = core_.rq_clock_task(this_cpu);  // rq_clock(this_rq)
   const bool newidle_cost = feat("NEWIDLE_COST");
   const bool gated = r.avg_idle < migration_cost_ || (version() >= 317 && !rd_overload_);
   if (gated || chain.empty()) {
@@ -2380,7 +2395,7 @@ void Cfs::nohz_idle_balance(int this_cpu) {
     }
     Rq& r = rq(balance_cpu);
     if (core_.jiffies() >= r.next_balance) {
-      // update_idle_cpu_load()
+      core_.update_rq_clock(balance_cpu);  // then update_idle_cpu_load()
       const int64_t pending = core_.jiffies() - r.last_load_update_tick;
       if (weighted_cpuload(balance_cpu) == 0 && pending > 0) update_cpu_load(balance_cpu, 0, pending);
       rebalance_domains(balance_cpu, CpuIdleType::Idle);
