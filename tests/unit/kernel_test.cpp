@@ -633,6 +633,7 @@ struct WakeAndRunDelays final : obs::Observer {
   std::map<const kernel::Task*, int64_t> waking_at, switched_out_at;
   std::vector<int64_t> waking_to_queued;
   std::vector<Run> runs;
+  int64_t sleeper_runtime = 0;  // what CFS charged the sleeper (sum_exec_runtime)
   void on_waking(int64_t t, int, const kernel::Task* p, int) override { waking_at[p] = t; }
   void on_wakeup(int64_t t, int, const kernel::Task* p, int, bool is_new) override {
     if (!is_new) waking_to_queued.push_back(t - waking_at[p]);
@@ -673,6 +674,7 @@ WakeAndRunDelays observe_wakeup(const char* machine, const char* preset, const c
   }, 0);
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   EXPECT_EQ(s.k.check_invariants(), "");
+  d.sleeper_runtime = s.task("sleeper")->se.sum_exec_runtime;
   return d;
 }
 WakeAndRunDelays wake_across(const char* preset) { return observe_wakeup("1s2c1t", preset, "", 1); }
@@ -798,20 +800,8 @@ TEST(Schedstat, ThreeTenSkipsTheTicksBeforeTheSwitchAndFourZeroDoesNot) {
 }
 
 namespace {
-// CPU time CFS charged the sleeper of observe_wakeup() (sum_exec_runtime).
 int64_t sleeper_charged(const char* preset, const char* features, int64_t tail_ns) {
-  TinySim s("1s1c1t", preset, 1, features);
-  kernel::WaitQueue wq;
-  bool flag = false;
-  s.k.spawn("sleeper", [&](Proc& p) { return sleeper(p, &wq, &flag); }, 0);
-  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
-    co_await waker(p, &wq, &flag);
-    co_await p.sys(tail_ns);
-    co_await p.user(2000000);
-  }, 0);
-  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
-  EXPECT_EQ(s.k.check_invariants(), "");
-  return s.task("sleeper")->se.sum_exec_runtime;
+  return observe_wakeup("1s1c1t", preset, features, 0, tail_ns).sleeper_runtime;
 }
 }  // namespace
 
