@@ -256,8 +256,11 @@ Task* Kernel::spawn(const std::string& comm, Program program, int c) {
 
 bool Kernel::idle_cpu(int c) const {
   const Cpu& k = cpu(c);
-  // An interrupt taken from idle still runs on the idle task (rq->curr ==
-  // rq->idle), so placements made by its handler see an idle CPU.
+  // An interrupt taken from idle runs on the idle task (rq->curr ==
+  // rq->idle) until the idle loop switches to a task or idles again, so the
+  // CPU counts as idle, for its own handler's placements and for other
+  // CPUs', for as long as the handler and its softirq (a nohz balance pass
+  // that pulled nothing) take (4.0 core.c idle_cpu()).
   return (k.idle || k.irq_from_idle) && policy_->nr_running(c) == 0 && k.wake_list.empty();
 }
 
@@ -418,7 +421,11 @@ void Kernel::advance(int c) {
         return schedule(c, false);
       case Pending::Migrate:
         // stop_one_cpu(migration_cpu_stop): the stopper preempts the task
-        // and moves it while it is off the CPU (schedule()).
+        // and moves it while it is off the CPU (schedule()). Its wakeup
+        // enqueues it (update_rq_clock()) and check_preempt_curr() requests
+        // the clock skip for the preempted task (4.0 core.c).
+        update_rq_clock(c);
+        rq_clock_skip_update(c);
         charge(c, jitter(machine_.costs().context_switch));
         return schedule(c, true);
     }
@@ -475,8 +482,13 @@ void Kernel::schedule(int c, bool preempt) {
     prev->last_ran = sim::Time(now_ns());
     prev->cache_mark = k.bytes_touched;
     policy_->put_prev_task(c, prev);
-    if (prev->state == TaskState::Running && prev->pending.kind == Pending::Migrate)
+    if (prev->state == TaskState::Running && prev->pending.kind == Pending::Migrate) {
+      // The stopper runs after its own pick has cleared the skip, so
+      // migration_cpu_stop() -> move_queued_task() dequeues on a clock that
+      // moves (4.0 core.c __schedule(): "rq->clock_skip_update = 0").
+      k.clock_skip = 0;
       move_queued_task(c, prev, prev->pending.dest_cpu);
+    }
   }
   k.need_resched = false;
   charge(c, jitter(costs.schedule_base));
@@ -507,6 +519,7 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
   const auto& costs = machine_.costs();
   k.curr = next;
   k.idle = false;
+  k.irq_from_idle = false;
   if (prev) switched_away(c, prev);
   next->on_cpu = true;
   update_wasted();
@@ -579,6 +592,7 @@ void Kernel::enter_idle(int c) {
   update_wasted();
   if (!k.idle) ++nr_idle_;
   k.idle = true;
+  k.irq_from_idle = false;
   k.armed = false;
   ++k.gen;
   k.tick_on = false;
@@ -798,8 +812,10 @@ void Kernel::handle_kick(int c) {
     --nr_kicked_idle_;
     k.kicked_while_idle = false;
   }
-  const bool from_idle = k.idle;
-  if (k.idle) exit_idle(c);
+  if (k.idle) {
+    exit_idle(c);
+    k.irq_from_idle = true;
+  }
   sync(c);
   const bool was_armed = k.armed;
   k.armed = false;
@@ -813,9 +829,7 @@ void Kernel::handle_kick(int c) {
     // balances only if this CPU is still idle with nothing to run (the
     // interrupt runs on the idle task, rq->curr == rq->idle); a CPU that
     // has work by now, a wakeup from this very IPI included, cancels the kick.
-    k.irq_from_idle = from_idle;
     if (idle_cpu(c)) policy_->nohz_idle_balance(c);
-    k.irq_from_idle = false;
   }
   irq_exit(c, was_armed);
 }
@@ -861,15 +875,15 @@ void Kernel::hrtimer_fires(int c, uint64_t id) {
 void Kernel::hrtimer_interrupt(int c) {
   Cpu& k = cpu(c);
   this_cpu_ = c;
-  const bool from_idle = k.idle;
-  if (from_idle) exit_idle(c);
+  if (k.idle) {
+    exit_idle(c);
+    k.irq_from_idle = true;
+  }
   sync(c);
   const bool was_armed = k.armed;
   k.armed = false;
   k.kern_left += jitter(machine_.costs().tick_handler);
-  k.irq_from_idle = from_idle;
   run_hrtimers(c);
-  k.irq_from_idle = false;
   irq_exit(c, was_armed);
 }
 

@@ -251,7 +251,7 @@ class Kernel final : public SchedCore {
     bool kick_pending = false;
     bool pending_by_store = false;  // kick_pending, but woken by a flag store (no IPI sent)
     bool kicked_while_idle = false;
-    bool irq_from_idle = false;  // handling an interrupt that woke it from idle
+    bool irq_from_idle = false;  // in an interrupt (and its softirq) taken from idle
     // rq->clock as sched_info reads it: the time of its last
     // update_rq_clock(), and the pending skip (RQCF_REQ_SKIP/RQCF_ACT_SKIP
     // in 4.0, rq->skip_clock_update in 3.10).

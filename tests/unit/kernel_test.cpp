@@ -821,6 +821,89 @@ TEST(Cfs, AWakeeThatPreemptsItsWakerIsChargedTheWakersTail) {
   EXPECT_GE(sleeper_charged("linux-3.10", "", kLongTailNs), kLongTailNs * 97 / 100);
 }
 
+namespace {
+struct StopperRuntimes {
+  int64_t mover, sleeper;
+};
+// The mover wakes the sleeper on CPU 0, which preempts it; it spends
+// `kMoverTailNs` more in the kernel and goes on into execve(), whose
+// sched_exec() sends it to the idle CPU 1 by the stopper, with no
+// rescheduling point in between.
+constexpr int64_t kMoverTailNs = 500000;
+hw::CpuMask only(int cpu) {
+  hw::CpuMask m;
+  m.set(cpu);
+  return m;
+}
+StopperRuntimes stopper_runtimes(const char* preset) {
+  TinySim s("1s2c1t", preset);
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) -> Co<void> {
+    co_await p.sched_setaffinity(only(0));
+    co_await sleeper(p, &wq, &flag);
+  }, 0);
+  s.k.spawn("mover", [&](Proc& p) -> Co<void> {
+    co_await waker(p, &wq, &flag);
+    co_await p.sys(kMoverTailNs);
+    co_await p.exec();
+  }, 0);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  EXPECT_EQ(s.task("mover")->cpu, 1);
+  return {s.task("mover")->se.sum_exec_runtime, s.task("sleeper")->se.sum_exec_runtime};
+}
+}  // namespace
+
+// The stopper's wakeup enqueues it, which moves rq->clock on 4.0 (only a
+// skip request is pending), so put_prev_task() charges the mover its own
+// kernel tail; the stopper's pick clears the skip before move_queued_task()
+// dequeues, and the sleeper switched in after it starts on a current clock.
+// On 3.10 the wakeup's skip_clock_update stops the stopper's update too: the
+// tail is charged to no one.
+TEST(Cfs, ATaskTheStopperMovesIsChargedItsOwnTailOnFourZero) {
+  constexpr int64_t kMoverUserNs = 10000000;  // waker()'s user work
+  const auto moved40 = stopper_runtimes("linux-4.0");
+  EXPECT_LT(moved40.sleeper, kMoverTailNs / 4);
+  EXPECT_GE(moved40.mover, kMoverUserNs + kMoverTailNs * 3 / 4);
+  const auto moved310 = stopper_runtimes("linux-3.10");
+  EXPECT_LT(moved310.sleeper, kMoverTailNs / 4);
+  EXPECT_LT(moved310.mover, moved40.mover - kMoverTailNs * 3 / 4);
+}
+
+// A kicked idle CPU balances in the IPI's softirq, still on the idle task
+// (rq->curr == rq->idle): while that pass runs, and it pulls nothing here
+// (one hog on one CPU), other CPUs' placements must see the CPU idle (4.0
+// core.c idle_cpu()).
+TEST(Idle, ACpuRunningANohzBalanceThatPullsNothingCountsAsIdle) {
+  TinySim s("1s2c1t", "linux-4.0");
+  struct ProbeAfterTheBalance final : obs::Observer {
+    kernel::Kernel* k = nullptr;
+    int balances = 0;
+    int64_t balance_cost = 0;
+    int probes = 0, probes_idle = 0, probes_on_idle_task = 0;
+    void on_balance(int64_t t, int cpu, int, int, bool, int moved, int64_t cost_ns) override {
+      if (cpu != 1 || moved != 0 || balances++ > 0) return;
+      balance_cost = cost_ns;
+      k->events().schedule(sim::Time(t + 1), sim::Phase::Control, [this] {
+        ++probes;
+        probes_idle += k->idle_cpu(1) ? 1 : 0;
+        probes_on_idle_task += k->running_idle_task(1) ? 1 : 0;
+      });
+    }
+  } probe;
+  probe.k = &s.k;
+  s.k.add_observer(&probe);
+  s.k.spawn("hog", [](Proc& p) { return hog(p, 20000000, 1000000); }, 0);
+  s.k.events().schedule(sim::Time(5000000), sim::Phase::Control, [&s] { s.k.kick_idle_balance(1); });
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  ASSERT_GE(probe.balances, 1);
+  ASSERT_GT(probe.balance_cost, 1);
+  EXPECT_EQ(probe.probes, 1);
+  EXPECT_EQ(probe.probes_on_idle_task, 0);  // the CPU is out of its C-state, in the handler
+  EXPECT_EQ(probe.probes_idle, 1);
+}
+
 // On another LLC the wakee is queued on the target's wake list (TTWU_QUEUE)
 // and its CPU kicked, also only after the waker's placement work.
 TEST(Wakeup, AWakeeOnAnotherLlcIsKickedOnlyAfterThePlacementWork) {
