@@ -520,6 +520,7 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
   k.curr = next;
   k.idle = false;
   k.irq_from_idle = false;
+  end_nohz_kick(k);
   if (prev) switched_away(c, prev);
   next->on_cpu = true;
   update_wasted();
@@ -593,6 +594,7 @@ void Kernel::enter_idle(int c) {
   if (!k.idle) ++nr_idle_;
   k.idle = true;
   k.irq_from_idle = false;
+  end_nohz_kick(k);
   k.armed = false;
   ++k.gen;
   k.tick_on = false;
@@ -829,7 +831,10 @@ void Kernel::handle_kick(int c) {
     // balances only if this CPU is still idle with nothing to run (the
     // interrupt runs on the idle task, rq->curr == rq->idle); a CPU that
     // has work by now, a wakeup from this very IPI included, cancels the kick.
-    if (idle_cpu(c)) policy_->nohz_idle_balance(c);
+    if (idle_cpu(c))
+      policy_->nohz_idle_balance(c);
+    else
+      k.nohz_kick_bit = false;
   }
   irq_exit(c, was_armed);
 }
@@ -906,9 +911,21 @@ void Kernel::run_hrtimers(int c) {
   }
 }
 
-void Kernel::kick_idle_balance(int c) {
-  cpu(c).balance_kick = true;
+// nohz_balancer_kick() (4.0 fair.c): "if (test_and_set_bit(NOHZ_BALANCE_KICK,
+// nohz_flags(ilb_cpu))) return;". The bit stays set until the kicked CPU's
+// nohz_idle_balance() ends (or got_nohz_idle_kick() finds it busy); the
+// model's pass ends when the CPU's interrupt from idle does.
+bool Kernel::kick_idle_balance(int c) {
+  Cpu& k = cpu(c);
+  if (k.nohz_kick_bit) return false;
+  k.nohz_kick_bit = true;
+  k.balance_kick = true;
   kick_cpu(c, Kick::Balance);
+  return true;
+}
+
+void Kernel::end_nohz_kick(Cpu& k) {
+  if (!k.balance_kick) k.nohz_kick_bit = false;
 }
 
 // ---- rq->clock and sched_info ----

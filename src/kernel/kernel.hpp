@@ -200,7 +200,7 @@ class Kernel final : public SchedCore {
   void note_balance(int cpu, int level, CpuIdleType idle, bool success, int moved,
                     int64_t cost_ns) override;
   void note_wake_affine(bool affine) override;
-  void kick_idle_balance(int cpu) override;
+  bool kick_idle_balance(int cpu) override;
   void sched_info_dequeued(int cpu, Task* p) override;
   void sched_info_queued(int cpu, Task* p) override;
   void rq_clock_skip_request(int cpu) override;
@@ -257,7 +257,8 @@ class Kernel final : public SchedCore {
     // in 4.0, rq->skip_clock_update in 3.10).
     int64_t rq_clock = SCHED_CLOCK_AT_START_NS;
     uint8_t clock_skip = 0;
-    bool balance_kick = false;
+    bool balance_kick = false;   // a balance kick not yet handled
+    bool nohz_kick_bit = false;  // NOHZ_BALANCE_KICK: set by the kick, cleared when its pass ends
     std::vector<Task*> wake_list;
     // CPUs whose waker spins in try_to_wake_up() until this CPU has switched
     // away from its sleeping prev; and, on the waker's side, since when.
@@ -334,6 +335,7 @@ class Kernel final : public SchedCore {
   [[nodiscard]] bool preemptible_now(const Task* t) const;
   static bool at_resched_point(const Pending& next);
   void update_wasted();
+  static void end_nohz_kick(Cpu& k);
   void trace_switch(int c, Task* prev, obs::PrevState st, Task* next);
 
   hw::Machine& machine_;

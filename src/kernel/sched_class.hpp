@@ -79,8 +79,9 @@ class SchedCore {
   virtual void note_balance(int cpu, int level, CpuIdleType idle, bool success, int moved,
                             int64_t cost_ns) = 0;
   virtual void note_wake_affine(bool affine) = 0;
-  // Kick an idle CPU (IPI) to run nohz_idle_balance() on behalf of idle CPUs.
-  virtual void kick_idle_balance(int cpu) = 0;
+  // Kick an idle CPU (IPI) to run nohz_idle_balance() on behalf of idle CPUs;
+  // false (no IPI) while its previous kick's bit is still set.
+  virtual bool kick_idle_balance(int cpu) = 0;
   // Deterministic per-policy random stream (e.g. for tie breaks).
   virtual uint64_t random_u64() = 0;
   [[nodiscard]] virtual const std::vector<Task*>& all_tasks() const = 0;

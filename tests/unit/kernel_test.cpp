@@ -860,7 +860,8 @@ StopperRuntimes stopper_runtimes(const char* preset) {
 // kernel tail; the stopper's pick clears the skip before move_queued_task()
 // dequeues, and the sleeper switched in after it starts on a current clock.
 // On 3.10 the wakeup's skip_clock_update stops the stopper's update too: the
-// tail is charged to no one.
+// tail goes to the stopper (put_prev_task_stop() counts its runtime; the
+// model has no stopper task), not to the mover or the sleeper.
 TEST(Cfs, ATaskTheStopperMovesIsChargedItsOwnTailOnFourZero) {
   constexpr int64_t kMoverUserNs = 10000000;  // waker()'s user work
   const auto moved40 = stopper_runtimes("linux-4.0");
@@ -874,14 +875,16 @@ TEST(Cfs, ATaskTheStopperMovesIsChargedItsOwnTailOnFourZero) {
 // A kicked idle CPU balances in the IPI's softirq, still on the idle task
 // (rq->curr == rq->idle): while that pass runs, and it pulls nothing here
 // (one hog on one CPU), other CPUs' placements must see the CPU idle (4.0
-// core.c idle_cpu()).
-TEST(Idle, ACpuRunningANohzBalanceThatPullsNothingCountsAsIdle) {
+// core.c idle_cpu()). Its NOHZ_BALANCE_KICK bit stays set until the pass
+// ends, so no second kick reaches it meanwhile (nohz_balancer_kick()'s
+// test_and_set_bit()); a later kick does.
+TEST(Idle, ACpuRunningANohzBalanceThatPullsNothingCountsAsIdleAndTakesNoSecondKick) {
   TinySim s("1s2c1t", "linux-4.0");
   struct ProbeAfterTheBalance final : obs::Observer {
     kernel::Kernel* k = nullptr;
     int balances = 0;
     int64_t balance_cost = 0;
-    int probes = 0, probes_idle = 0, probes_on_idle_task = 0;
+    int probes = 0, probes_idle = 0, probes_on_idle_task = 0, second_kicks = 0;
     void on_balance(int64_t t, int cpu, int, int, bool, int moved, int64_t cost_ns) override {
       if (cpu != 1 || moved != 0 || balances++ > 0) return;
       balance_cost = cost_ns;
@@ -889,19 +892,25 @@ TEST(Idle, ACpuRunningANohzBalanceThatPullsNothingCountsAsIdle) {
         ++probes;
         probes_idle += k->idle_cpu(1) ? 1 : 0;
         probes_on_idle_task += k->running_idle_task(1) ? 1 : 0;
+        second_kicks += k->kick_idle_balance(1) ? 1 : 0;
       });
     }
   } probe;
   probe.k = &s.k;
   s.k.add_observer(&probe);
   s.k.spawn("hog", [](Proc& p) { return hog(p, 20000000, 1000000); }, 0);
-  s.k.events().schedule(sim::Time(5000000), sim::Phase::Control, [&s] { s.k.kick_idle_balance(1); });
+  bool first_kick = false, later_kick = false;
+  s.k.events().schedule(sim::Time(5000000), sim::Phase::Control, [&] { first_kick = s.k.kick_idle_balance(1); });
+  s.k.events().schedule(sim::Time(9000000), sim::Phase::Control, [&] { later_kick = s.k.kick_idle_balance(1); });
   ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   ASSERT_GE(probe.balances, 1);
   ASSERT_GT(probe.balance_cost, 1);
   EXPECT_EQ(probe.probes, 1);
   EXPECT_EQ(probe.probes_on_idle_task, 0);  // the CPU is out of its C-state, in the handler
   EXPECT_EQ(probe.probes_idle, 1);
+  EXPECT_TRUE(first_kick);
+  EXPECT_EQ(probe.second_kicks, 0);
+  EXPECT_TRUE(later_kick);
 }
 
 // On another LLC the wakee is queued on the target's wake list (TTWU_QUEUE)

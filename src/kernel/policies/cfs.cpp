@@ -2279,6 +2279,10 @@ void Cfs::rebalance_domains(int cpu, CpuIdleType idle) {
 }
 
 bool Cfs::nohz_kick_needed(int cpu) {
+  // "if (unlikely(rq->idle_balance)) return false;": a tick taken on the idle
+  // task (scheduler_tick(): rq->idle_balance = idle_cpu(cpu)) leaves the CPU
+  // in the nohz mask.
+  if (core_.idle_cpu(cpu)) return false;
   // nohz_balance_exit_idle(): we are busy again.
   nohz_idle_mask_.clear(cpu);
   if (nohz_idle_mask_.empty()) return false;
@@ -2365,10 +2369,7 @@ void Cfs::trigger_load_balance(int cpu) {
     nohz_idle_mask_.for_each([&](int c) {
       if (ilb == -1) ilb = core_.idle_cpu(c) ? c : -2;
     });
-    if (ilb >= 0) {
-      ++nohz_kicks_;
-      core_.kick_idle_balance(ilb);
-    }
+    if (ilb >= 0 && core_.kick_idle_balance(ilb)) ++nohz_kicks_;
   }
 }
 
