@@ -492,7 +492,7 @@ void Kernel::schedule(int c, bool preempt) {
   }
   k.need_resched = false;
   charge(c, jitter(costs.schedule_base));
-  if (config_.preset().policy == PolicyKind::Cfs) lock_rq(c, c, costs.rq_lock_hold);
+  if (per_cpu_rq_locks()) lock_rq(c, c, costs.rq_lock_hold);
   k.curr = nullptr;
   Task* next = policy_->pick_next_task(c, prev, true);
   k.clock_skip = 0;
@@ -822,8 +822,11 @@ void Kernel::handle_kick(int c) {
   const bool was_armed = k.armed;
   k.armed = false;
   // sched_ttwu_pending(): activate the tasks queued on our wake list.
+  // It holds this CPU's rq->lock over all of them (3.10-4.x core.c).
   std::vector<Task*> pending;
   pending.swap(k.wake_list);
+  if (!pending.empty() && per_cpu_rq_locks())
+    lock_rq(c, c, static_cast<int64_t>(pending.size()) * machine_.costs().rq_lock_hold);
   for (Task* p : pending) ttwu_do_activate(p, c, 0);
   if (k.balance_kick) {
     k.balance_kick = false;
@@ -1116,9 +1119,15 @@ void Kernel::ttwu_queue(Task* p, int c, int wake_flags) {
     kick_cpu(c, Kick::QueuedWakeup);
     return;
   }
+  // ttwu_queue() (3.10-4.x core.c): "raw_spin_lock(&rq->lock);
+  // ttwu_do_activate(rq, p, 0);" on the target's lock, the waker's own for a
+  // local wakeup. 2.4's enqueue_task() takes its global lock itself.
+  if (per_cpu_rq_locks()) lock_rq(c, this_cpu_, machine_.costs().rq_lock_hold);
   ttwu_do_activate(p, c, wake_flags);
   if (moved_away) move_queued_task(c, p, p->cpus_allowed.first());
 }
+
+bool Kernel::per_cpu_rq_locks() const { return config_.preset().policy == PolicyKind::Cfs; }
 
 bool Kernel::ttwu_enqueues_after_placement() const { return config_.preset().policy == PolicyKind::Cfs; }
 
@@ -1127,6 +1136,8 @@ void Kernel::wake_up_new_task(Task* p) {
   const int c = select_task_rq(p, SD_BALANCE_FORK, 0);
   if (c != p->cpu) set_task_cpu(p, c);
   policy_->init_task_runnable_average(p);
+  // 4.0 core.c wake_up_new_task(): "rq = __task_rq_lock(p); activate_task()".
+  if (per_cpu_rq_locks()) lock_rq(c, this_cpu_, machine_.costs().rq_lock_hold);
   activate_task(p, c, 0);
   for (auto* o : observers_) o->on_wakeup(now_ns(), this_cpu_, p, c, true);
   policy_->check_preempt_curr(c, p, WF_FORK);

@@ -196,6 +196,9 @@ class Kernel final : public SchedCore {
   [[nodiscard]] int64_t sched_count(int c) const { return cpu(c).sched_count; }
   void charge(int cpu, int64_t ns) override;
   void lock_rq(int cpu, int by_cpu, int64_t hold_ns) override;
+  // CFS kernels lock per-CPU runqueues in the core (schedule(), wakeups,
+  // forks); 2.4's class takes its single runqueue_lock itself.
+  [[nodiscard]] bool per_cpu_rq_locks() const;
   void set_task_cpu(Task* p, int new_cpu) override;
   void note_balance(int cpu, int level, CpuIdleType idle, bool success, int moved,
                     int64_t cost_ns) override;

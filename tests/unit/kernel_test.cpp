@@ -872,6 +872,56 @@ TEST(Cfs, ATaskTheStopperMovesIsChargedItsOwnTailOnFourZero) {
   EXPECT_LT(moved310.mover, moved40.mover - kMoverTailNs * 3 / 4);
 }
 
+// A wakeup onto another CPU of the same LLC enqueues under that CPU's
+// rq->lock (4.0 core.c ttwu_queue()); one onto another LLC is queued on the
+// target's wake list, and the target's IPI handler takes its own lock
+// (sched_ttwu_pending()). While a third CPU holds the lock, the one that
+// enqueues spins: the waker, or the target.
+struct LockSpins {
+  int64_t woken_at = -1, waker_spin = 0, target_spin = 0;
+};
+constexpr int64_t kHeldFromNs = 5000000, kHeldForNs = 8000000;
+LockSpins spins_behind_a_held_lock(const char* machine, int target) {
+  TinySim s(machine, "linux-4.0");
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) -> Co<void> {
+    co_await p.sched_setaffinity(only(target));
+    co_await sleeper(p, &wq, &flag);
+  }, target);
+  s.k.spawn("holder", [](Proc& p) { return hog(p, 20000000, 1000000); }, 1);
+  LockSpins out;
+  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
+    for (int i = 0; i < 10; ++i) co_await p.user(1000000);
+    out.woken_at = s.k.now_ns();
+    flag = true;
+    co_await p.wake_up(wq, 1, 0);
+  }, 0);
+  s.k.events().schedule(sim::Time(kHeldFromNs), sim::Phase::Control, [&] { s.k.lock_rq(target, 1, kHeldForNs); });
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  out.waker_spin = s.k.accounting(0).spin_ns;
+  out.target_spin = s.k.accounting(target).spin_ns;
+  return out;
+}
+
+TEST(Cfs, WhoeverEnqueuesAWakeeSpinsOnTheTargetsRunqueueLock) {
+  // Same LLC: the waker spins from its wakeup (after the wake_up() system
+  // call's entry) until the holder lets go.
+  const auto same_llc = spins_behind_a_held_lock("1s4c1t", 2);
+  ASSERT_GT(same_llc.woken_at, kHeldFromNs);
+  ASSERT_LT(same_llc.woken_at, kHeldFromNs + kHeldForNs);
+  const int64_t left_held = kHeldFromNs + kHeldForNs - same_llc.woken_at;
+  EXPECT_GE(same_llc.waker_spin, left_held - 10000);
+  EXPECT_LE(same_llc.waker_spin, left_held);
+  // Another socket: the waker only queues the wakee and sends the IPI; the
+  // target spins (in its handler, or in the schedule() after it, which
+  // would spin anyway: the two are not told apart here).
+  const auto other_llc = spins_behind_a_held_lock("2s2c1t", 2);
+  EXPECT_EQ(other_llc.waker_spin, 0);
+  EXPECT_GE(other_llc.target_spin, kHeldFromNs + kHeldForNs - other_llc.woken_at - 100000);
+}
+
 // A kicked idle CPU balances in the IPI's softirq, still on the idle task
 // (rq->curr == rq->idle): while that pass runs, and it pulls nothing here
 // (one hog on one CPU), other CPUs' placements must see the CPU idle (4.0
