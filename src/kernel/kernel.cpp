@@ -359,9 +359,15 @@ void Kernel::charge(int c, int64_t ns) {
 
 void Kernel::lock_rq(int c, int by_cpu, int64_t hold_ns) {
   int64_t& free_at = c < 0 ? global_lock_free_at_ : cpu(c).lock_free_at;
+  int& holder = c < 0 ? global_lock_holder_ : cpu(c).lock_holder;
   const int64_t t = now_ns();
-  const int64_t spin = std::max<int64_t>(0, free_at - t);
-  free_at = t + spin + hold_ns;
+  // A CPU whose own earlier hold has not run out yet does not wait for it:
+  // the kernel unlocked in between (ttwu_queue() and sched_ttwu_pending()
+  // before the __schedule() that follows; 2.4's try_to_wake_up() before
+  // schedule()), and this CPU runs the two holds one after the other.
+  const int64_t spin = holder == by_cpu ? 0 : std::max<int64_t>(0, free_at - t);
+  free_at = std::max(free_at, t) + hold_ns;
+  holder = by_cpu;
   Cpu& k = cpu(by_cpu);
   if (k.armed) sync(by_cpu);
   k.spin_left += spin;

@@ -277,6 +277,7 @@ class Kernel final : public SchedCore {
     int64_t tick_offset = 0;
     int64_t watchdog_offset = 0;  // phase of this CPU's softlockup watchdog hrtimer
     int64_t lock_free_at = 0;
+    int lock_holder = -1;  // the CPU that took this rq->lock last
     int64_t bytes_touched = 0;  // working sets of the tasks run here, summed
     CpuAccounting acct;
     // Busy placements that saw this CPU idle: count and sum of their times.
@@ -360,6 +361,7 @@ class Kernel final : public SchedCore {
   int next_pid_ = 1;
   int live_tasks_ = 0;
   int64_t global_lock_free_at_ = 0;
+  int global_lock_holder_ = -1;
   // Work-conservation monitor.
   int nr_idle_ = 0;
   int nr_waiting_ = 0;

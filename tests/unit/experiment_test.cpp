@@ -283,6 +283,27 @@ TEST(RunOnce, PipeOnOneCpuSleepsInPipeReadOncePerRoundTrip) {
   EXPECT_EQ(o.stats.sleeps, (std::map<std::string, int64_t>{{"pipe_read", 1000}}));
 }
 
+// A runqueue lock is released before the same CPU takes it again (4.0
+// ttwu_queue() and sched_ttwu_pending() unlock before the __schedule() that
+// follows; 2.4's try_to_wake_up() before its schedule()), so with one CPU
+// nobody ever spins: a CPU never waits behind its own earlier hold.
+TEST(RunOnce, OneCpuNeverSpinsOnARunqueueLock) {
+  for (const char* k : {"linux-4.0", "linux-3.10", "linux-2.4.19"}) {
+    for (const char* b : {"messaging", "pipe"}) {
+      experiment::RunSpec s;
+      s.machine = "1s1c1t";
+      s.kernel = k;
+      s.bench = b;
+      s.bench_args = std::string(b) == "messaging" ? std::vector<std::string>{"-g", "1", "-l", "50"}
+                                                   : std::vector<std::string>{"-l", "2000"};
+      auto o = experiment::run_once(s);
+      ASSERT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed) << k << " " << b;
+      EXPECT_GT(o.stats.context_switches, 100) << k << " " << b;
+      EXPECT_EQ(o.stats.spin_ns_total, 0) << k << " " << b;
+    }
+  }
+}
+
 // Messaging over sockets: receivers sleep in unix_stream_recvmsg when their
 // queue is empty, senders in sock_alloc_send_pskb when the send buffer is
 // used up; on a single CPU with -l 400 both happen.
