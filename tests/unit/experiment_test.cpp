@@ -224,26 +224,27 @@ TEST(Experiment, LoadingRejectsABadVariant) {
   std::remove(path.c_str());
 }
 
-// One run of a benchmark on a machine with the machine's default kernel.
+// One run of a benchmark on a machine, with the machine's default kernel
+// unless one is named.
 static experiment::RunOutcome run_bench(const std::string& machine, const std::string& bench,
-                                        std::vector<std::string> args) {
+                                        std::vector<std::string> args, const std::string& kernel = "") {
   experiment::RunSpec s;
   s.machine = machine;
+  s.kernel = kernel;
   s.bench = bench;
   s.bench_args = std::move(args);
   return experiment::run_once(s);
 }
 
+static std::vector<std::string> args_for(const std::string& bench, std::vector<std::string> messaging,
+                                         std::vector<std::string> pipe) {
+  return bench == "messaging" ? messaging : pipe;
+}
+
 TEST(RunOnce, InvariantsHoldForBothPoliciesAndBothBenchmarks) {
   for (const char* k : {"linux-4.0", "linux-3.10", "linux-2.4.19"}) {
     for (const char* b : {"messaging", "pipe"}) {
-      experiment::RunSpec s;
-      s.machine = "2s2c2t";
-      s.kernel = k;
-      s.bench = b;
-      s.bench_args = std::string(b) == "messaging" ? std::vector<std::string>{"-g", "2", "-l", "5"}
-                                                   : std::vector<std::string>{"-l", "300"};
-      auto o = experiment::run_once(s);
+      auto o = run_bench("2s2c2t", b, args_for(b, {"-g", "2", "-l", "5"}, {"-l", "300"}), k);
       EXPECT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed) << k << " " << b;
       EXPECT_EQ(o.invariant_errors, "") << k << " " << b;
       ASSERT_FALSE(o.output.metrics.empty());
@@ -290,13 +291,7 @@ TEST(RunOnce, PipeOnOneCpuSleepsInPipeReadOncePerRoundTrip) {
 TEST(RunOnce, OneCpuNeverSpinsOnARunqueueLock) {
   for (const char* k : {"linux-4.0", "linux-3.10", "linux-2.4.19"}) {
     for (const char* b : {"messaging", "pipe"}) {
-      experiment::RunSpec s;
-      s.machine = "1s1c1t";
-      s.kernel = k;
-      s.bench = b;
-      s.bench_args = std::string(b) == "messaging" ? std::vector<std::string>{"-g", "1", "-l", "50"}
-                                                   : std::vector<std::string>{"-l", "2000"};
-      auto o = experiment::run_once(s);
+      auto o = run_bench("1s1c1t", b, args_for(b, {"-g", "1", "-l", "50"}, {"-l", "2000"}), k);
       ASSERT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed) << k << " " << b;
       EXPECT_GT(o.stats.context_switches, 100) << k << " " << b;
       EXPECT_EQ(o.stats.spin_ns_total, 0) << k << " " << b;
