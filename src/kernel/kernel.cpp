@@ -264,9 +264,14 @@ bool Kernel::idle_cpu(int c) const {
   return (k.idle || k.irq_from_idle) && policy_->nr_running(c) == 0 && k.wake_list.empty();
 }
 
+// idle_get_state() (4.0 sched.h): the state cpuidle_idle_call() noted before
+// cpuidle_enter(). It is cleared only once cpuidle_enter() has returned, and
+// cpuidle_enter_state() re-enables interrupts before that, so an interrupt
+// taken from idle (and its softirq) still reads the state the CPU entered.
 int64_t Kernel::idle_exit_latency(int c) const {
-  if (!cpu(c).idle) return -1;
-  return machine_.profile().idle_states[static_cast<size_t>(cpu(c).idle_state)].exit_latency_ns;
+  const Cpu& k = cpu(c);
+  if (!k.idle && !k.irq_from_idle) return -1;
+  return machine_.profile().idle_states[static_cast<size_t>(k.idle_state)].exit_latency_ns;
 }
 
 // ---- work-conservation monitor ----
@@ -329,7 +334,9 @@ void Kernel::arm(int c) {
   k.armed = true;
   const uint64_t gen = ++k.gen;
   machine_.set_executing(c, true);
-  if (!k.tick_on) start_tick(c);
+  // A CPU at work ticks, except in an interrupt taken from idle: that runs
+  // with the tick stopped until the idle loop is left (leave_idle_loop()).
+  if (!k.tick_on && !k.irq_from_idle) start_tick(c);
   // A waker spinning for a switch-out ends on switched_away(), which re-arms;
   // a segment event 1e15 ns ahead would only keep the queue from emptying
   // (and so hide a deadlock).
@@ -525,6 +532,7 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
   const auto& costs = machine_.costs();
   k.curr = next;
   k.idle = false;
+  if (k.irq_from_idle) leave_idle_loop(c);
   k.irq_from_idle = false;
   end_nohz_kick(k);
   if (prev) switched_away(c, prev);
@@ -670,6 +678,14 @@ void Kernel::exit_idle(int c) {
   --nr_idle_;
   k.idle = false;
   for (auto* o : observers_) o->on_idle(now_ns(), c, -1);
+}
+
+// cpu_idle_loop() (4.0 kernel/sched/idle.c) leaves its loop only for
+// need_resched(): tick_nohz_idle_exit() then restarts the tick and calls
+// update_cpu_load_nohz(), and schedule() switches. An interrupt taken from
+// idle that leaves nothing to run returns to the loop with the tick still
+// stopped (tick_nohz_irq_exit()) and cpu_load[] as it was.
+void Kernel::leave_idle_loop(int c) {
   policy_->cpu_exited_idle(c);
   start_tick(c);
 }
@@ -833,7 +849,9 @@ void Kernel::handle_kick(int c) {
   pending.swap(k.wake_list);
   if (!pending.empty() && per_cpu_rq_locks())
     lock_rq(c, c, static_cast<int64_t>(pending.size()) * machine_.costs().rq_lock_hold);
-  for (Task* p : pending) ttwu_do_activate(p, c, 0);
+  // llist_del_all() hands the list over newest first, and 4.0's
+  // sched_ttwu_pending() walks it so (3.x's xchg()-ed list likewise).
+  for (auto it = pending.rbegin(); it != pending.rend(); ++it) ttwu_do_activate(*it, c, 0);
   if (k.balance_kick) {
     k.balance_kick = false;
     // scheduler_ipi() -> got_nohz_idle_kick() (4.0 core.c): the softirq

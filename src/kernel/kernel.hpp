@@ -184,6 +184,8 @@ class Kernel final : public SchedCore {
   [[nodiscard]] int this_cpu() const override { return this_cpu_; }
   [[nodiscard]] bool idle_cpu(int cpu) const override;
   [[nodiscard]] bool running_idle_task(int c) const override { return cpu(c).idle; }
+  // Whether CPU c's scheduler tick is running (stopped while it idles, NO_HZ).
+  [[nodiscard]] bool tick_running(int c) const { return cpu(c).tick_on; }
   [[nodiscard]] Task* curr(int cpu) const override { return cpus_[static_cast<size_t>(cpu)].curr; }
   [[nodiscard]] Task* current() const override { return curr(this_cpu_); }
   [[nodiscard]] int64_t idle_exit_latency(int cpu) const override;
@@ -321,6 +323,7 @@ class Kernel final : public SchedCore {
   int choose_idle_state(int c);
   [[nodiscard]] int64_t cache_refill(const Task* t, int c) const;
   void exit_idle(int c);
+  void leave_idle_loop(int c);
   // Why a CPU is being told to look at its runqueue; it decides whether an
   // idle CPU that waits in MWAIT can be woken by a store instead of an IPI.
   enum class Kick : uint8_t { Resched, QueuedWakeup, Balance };

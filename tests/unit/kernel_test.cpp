@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernel/features.hpp"
@@ -927,14 +928,20 @@ TEST(Cfs, WhoeverEnqueuesAWakeeSpinsOnTheTargetsRunqueueLock) {
 // (one hog on one CPU), other CPUs' placements must see the CPU idle (4.0
 // core.c idle_cpu()). Its NOHZ_BALANCE_KICK bit stays set until the pass
 // ends, so no second kick reaches it meanwhile (nohz_balancer_kick()'s
-// test_and_set_bit()); a later kick does.
-TEST(Idle, ACpuRunningANohzBalanceThatPullsNothingCountsAsIdleAndTakesNoSecondKick) {
+// test_and_set_bit()); a later kick does. Meanwhile idle_get_state() still
+// reads the idle state the CPU entered, and its tick stays stopped.
+TEST(Idle, ACpuInANohzBalancePassCountsAsIdleInItsStateWithItsTickStoppedAndTakesNoSecondKick) {
   TinySim s("1s2c1t", "linux-4.0");
   struct ProbeAfterTheBalance final : obs::Observer {
     kernel::Kernel* k = nullptr;
     int balances = 0;
     int64_t balance_cost = 0;
-    int probes = 0, probes_idle = 0, probes_on_idle_task = 0, second_kicks = 0;
+    int probes = 0, probes_idle = 0, probes_on_idle_task = 0, second_kicks = 0, probes_ticking = 0;
+    int entered_state = -1;
+    int64_t exit_latency_in_pass = -2;
+    void on_idle(int64_t, int cpu, int state) override {
+      if (cpu == 1 && state >= 0 && balances == 0) entered_state = state;
+    }
     void on_balance(int64_t t, int cpu, int, int, bool, int moved, int64_t cost_ns) override {
       if (cpu != 1 || moved != 0 || balances++ > 0) return;
       balance_cost = cost_ns;
@@ -942,6 +949,8 @@ TEST(Idle, ACpuRunningANohzBalanceThatPullsNothingCountsAsIdleAndTakesNoSecondKi
         ++probes;
         probes_idle += k->idle_cpu(1) ? 1 : 0;
         probes_on_idle_task += k->running_idle_task(1) ? 1 : 0;
+        probes_ticking += k->tick_running(1) ? 1 : 0;
+        exit_latency_in_pass = k->idle_exit_latency(1);
         second_kicks += k->kick_idle_balance(1) ? 1 : 0;
       });
     }
@@ -958,9 +967,47 @@ TEST(Idle, ACpuRunningANohzBalanceThatPullsNothingCountsAsIdleAndTakesNoSecondKi
   EXPECT_EQ(probe.probes, 1);
   EXPECT_EQ(probe.probes_on_idle_task, 0);  // the CPU is out of its C-state, in the handler
   EXPECT_EQ(probe.probes_idle, 1);
+  // idle_get_state() still reads the state entered (cleared only after
+  // cpuidle_enter() returns), and the interrupt leaves the tick stopped
+  // (tick_nohz_irq_exit(); only leaving the idle loop restarts it).
+  ASSERT_GE(probe.entered_state, 0);
+  EXPECT_EQ(probe.exit_latency_in_pass,
+            s.machine.profile().idle_states[static_cast<size_t>(probe.entered_state)].exit_latency_ns);
+  EXPECT_EQ(probe.probes_ticking, 0);
   EXPECT_TRUE(first_kick);
   EXPECT_EQ(probe.second_kicks, 0);
   EXPECT_TRUE(later_kick);
+}
+
+// Two wakees queued on one CPU's wake list before it handles the IPI are
+// activated newest first: llist_add() pushes at the head and 4.0's
+// sched_ttwu_pending() walks what llist_del_all() returns.
+TEST(Wakeup, TheWakeListIsActivatedNewestFirst) {
+  TinySim s("2s2c1t", "linux-4.0");
+  struct Activations final : obs::Observer {
+    std::vector<std::string> order;
+    void on_wakeup(int64_t, int, const kernel::Task* p, int target, bool is_new) override {
+      if (!is_new && target == 2) order.push_back(p->comm);
+    }
+  } activations;
+  s.k.add_observer(&activations);
+  kernel::WaitQueue wq_first, wq_second;
+  bool first_flag = false, second_flag = false;
+  for (auto [name, wq, flag] : {std::tuple{"first", &wq_first, &first_flag}, std::tuple{"second", &wq_second, &second_flag}}) {
+    s.k.spawn(name, [wq, flag](Proc& p) -> Co<void> {
+      co_await p.sched_setaffinity(only(2));
+      co_await sleeper(p, wq, flag);
+    }, 2);
+  }
+  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
+    for (int i = 0; i < 10; ++i) co_await p.user(1000000);
+    first_flag = second_flag = true;
+    co_await p.wake_up(wq_first, 1, 0);
+    co_await p.wake_up(wq_second, 1, 0);
+  }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  EXPECT_EQ(activations.order, (std::vector<std::string>{"second", "first"}));
 }
 
 // On another LLC the wakee is queued on the target's wake list (TTWU_QUEUE)
