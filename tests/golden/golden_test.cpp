@@ -214,7 +214,9 @@ Co<void> late_blocker(Proc& p, kernel::WaitQueue* wq, bool* flag) {
 // CPU 0: select_idle_sibling() leaves it on the waker's CPU, which frees
 // within microseconds. With WAKE_IDLE_CPU the slow path ranks socket 1
 // idlest by weighted_cpuload() (its queued wakeups carry no load yet) and
-// puts s3 behind one of them, while CPU 0 goes idle. Returns s3's CPU;
+// queues s3 on the same CPU as one of them, while CPU 0 goes idle; the wake
+// list is activated newest first, so s3 runs and s2 waits behind it.
+// Returns s3's CPU;
 // `inflight` gets the policy's count of fall-throughs onto a wakeup in flight.
 int batch_wakeup(const char* features, const char* golden, int64_t* inflight) {
   TwoSocketScenario x(features);
