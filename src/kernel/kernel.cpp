@@ -611,19 +611,40 @@ void Kernel::enter_idle(int c) {
   end_nohz_kick(k);
   k.armed = false;
   ++k.gen;
-  k.tick_on = false;
-  ++k.tick_gen;
   machine_.set_executing(c, false);
   k.idle_since = k.idle_acct_since = now_ns();
-  // Something may have been queued meanwhile (e.g. during a balance pass):
-  // cpu_idle_loop() sees need_resched and never calls the governor.
-  const bool work_queued = !k.wake_list.empty() || policy_->nr_running(c) > 0;
-  k.idle_state = work_queued ? 0 : choose_idle_state(c);
-  k.governor_chose = !work_queued && k.menu;
+  k.running_at = -1;
+  // A task enqueued here meanwhile set need_resched (resched_curr()).
+  // cpu_idle_loop() (4.0 idle.c) then never enters cpuidle, and
+  // tick_nohz_idle_enter() keeps the tick: can_stop_idle_tick() returns
+  // false on need_resched(), and only tick_nohz_stop_sched_tick() calls
+  // nohz_balance_enter_idle() (4.0 tick-sched.c), so the CPU does not join
+  // nohz.idle_cpus_mask. (The model's pick finds such a task first, so this
+  // is a guard.)
+  if (policy_->nr_running(c) > 0) {
+    k.idle_state = 0;
+    k.governor_chose = false;
+    k.in_idle_state = false;
+    kick_cpu(c, Kick::Resched);
+    return;
+  }
+  // A wakee on the wake list whose IPI is still in flight is another
+  // matter: ttwu_queue_remote() sent the IPI to a busy CPU and set no flag,
+  // so the idle loop sees nothing. The CPU stops its tick and enters the
+  // state the governor picks, and the IPI wakes it from there
+  // (handle_kick()). It counts as being woken meanwhile.
+  if (k.kick_pending && !k.kicked_while_idle) {
+    ++nr_kicked_idle_;
+    k.kicked_while_idle = true;
+  }
+  k.tick_on = false;
+  ++k.tick_gen;
+  k.idle_state = choose_idle_state(c);
+  k.governor_chose = k.menu.has_value();
+  k.in_idle_state = true;
   const int chosen = k.idle_state;
   for (auto* o : observers_) o->on_idle(now_ns(), c, chosen);
   policy_->cpu_went_idle(c);
-  if (work_queued) kick_cpu(c, Kick::Resched);
 }
 
 // cpu_idle_loop(): with cpuidle, cpuidle_idle_call() asks the menu governor
@@ -677,15 +698,21 @@ void Kernel::exit_idle(int c) {
   }
   --nr_idle_;
   k.idle = false;
-  for (auto* o : observers_) o->on_idle(now_ns(), c, -1);
+  k.running_at = -1;
+  if (k.in_idle_state)
+    for (auto* o : observers_) o->on_idle(now_ns(), c, -1);
+  k.in_idle_state = false;
 }
 
 // cpu_idle_loop() (4.0 kernel/sched/idle.c) leaves its loop only for
 // need_resched(): tick_nohz_idle_exit() then restarts the tick and calls
 // update_cpu_load_nohz(), and schedule() switches. An interrupt taken from
 // idle that leaves nothing to run returns to the loop with the tick still
-// stopped (tick_nohz_irq_exit()) and cpu_load[] as it was.
+// stopped (tick_nohz_irq_exit()) and cpu_load[] as it was. A tick that was
+// never stopped (a task was queued at idle entry) has nothing to restart:
+// tick_nohz_idle_exit() restarts only "if (ts->tick_stopped)".
 void Kernel::leave_idle_loop(int c) {
+  if (cpu(c).tick_on) return;
   policy_->cpu_exited_idle(c);
   start_tick(c);
 }
@@ -732,7 +759,15 @@ void Kernel::tick(int c, uint64_t gen) {
   Cpu& k = cpu(c);
   if (gen != k.tick_gen || !k.tick_on) return;
   this_cpu_ = c;
+  // An idle loop that found a task queued at its entry keeps its tick
+  // (enter_idle()): a tick there is an interrupt taken from idle.
+  const bool from_idle = k.idle;
+  if (from_idle) {
+    exit_idle(c);
+    k.irq_from_idle = true;
+  }
   sync(c);
+  const bool was_armed = k.armed;
   k.armed = false;
   k.kern_left += jitter(machine_.costs().tick_handler);
   run_hrtimers(c);  // the tick is an hrtimer: due sleepers run with it
@@ -741,6 +776,7 @@ void Kernel::tick(int c, uint64_t gen) {
   policy_->trigger_load_balance(c);
   events_.schedule(sim::Time(now_ns() + config_.tick_ns()), sim::Phase::Timer,
                    [this, c, gen] { tick(c, gen); });
+  if (from_idle) return irq_exit(c, was_armed);
   if (k.curr && k.need_resched && preemptible_now(k.curr)) return schedule(c, true);
   arm(c);  // the task, or a kernel-only path, continues
 }
@@ -798,6 +834,7 @@ void Kernel::kick_cpu(int target, Kick why) {
     return;
   }
   k.kick_pending = true;
+  k.kick_sent_busy = !k.idle;
   if (k.idle) {
     update_wasted();
     ++nr_kicked_idle_;
@@ -821,13 +858,36 @@ void Kernel::kick_cpu(int target, Kick why) {
   // A CPU that went idle at this very instant has not reached MWAIT/HLT:
   // cpu_idle_loop() tests need_resched() before entering the state. (The
   // waker released by switched_away() comes exactly then.)
-  if (k.idle && now_ns() > k.idle_since) latency += st.exit_latency_ns;
+  if (k.idle && now_ns() > k.idle_since) {
+    if (k.running_at >= 0) {
+      // Already leaving its state for a timer: the IPI or store is taken
+      // once the CPU runs, not after a second exit.
+      latency = std::max(latency, k.running_at - now_ns());
+    } else {
+      latency += st.exit_latency_ns;
+      k.running_at = now_ns() + latency;
+    }
+  }
   events_.schedule(sim::Time(now_ns() + latency), sim::Phase::Interrupt,
                    [this, target] { handle_kick(target); });
 }
 
 void Kernel::handle_kick(int c) {
   Cpu& k = cpu(c);
+  if (k.kick_sent_busy && k.in_idle_state && now_ns() > k.idle_since) {
+    // Sent while the CPU ran, the IPI lands after it entered an idle state:
+    // the handler runs once the CPU has left that state (or, if a timer
+    // already started the exit, once that exit ends).
+    k.kick_sent_busy = false;
+    int64_t exit = machine_.profile().idle_states[static_cast<size_t>(k.idle_state)].exit_latency_ns;
+    if (k.running_at >= 0) exit = std::min(exit, std::max<int64_t>(0, k.running_at - now_ns()));
+    k.running_at = now_ns() + exit;
+    if (exit > 0) {
+      events_.schedule(sim::Time(now_ns() + exit), sim::Phase::Interrupt, [this, c] { handle_kick(c); });
+      return;
+    }
+  }
+  k.kick_sent_busy = false;
   k.kick_pending = false;
   k.pending_by_store = false;
   this_cpu_ = c;
@@ -891,14 +951,23 @@ void Kernel::start_hrtimer(int c, int64_t soft_ns, int64_t hard_ns, Task* p) {
 
 // The clock event device fires for a timer still queued. An idle CPU first
 // leaves its C-state: the interrupt is handled after the state's exit
-// latency, as for an IPI.
+// latency, as for an IPI. A CPU already leaving it (an IPI or a store
+// reached it first) exits once: the timer is taken when it runs.
+// (A kick's handler stays where kick_cpu() put it, even if this timer's
+// exit ends sooner: the model schedules each handler once.)
 void Kernel::hrtimer_fires(int c, uint64_t id) {
   Cpu& k = cpu(c);
   const bool queued = std::any_of(k.hrtimers.begin(), k.hrtimers.end(),
                                   [id](const Cpu::HrTimer& t) { return t.id == id; });
   if (!queued) return;
-  const int64_t latency =
-      k.idle ? machine_.profile().idle_states[static_cast<size_t>(k.idle_state)].exit_latency_ns : 0;
+  int64_t latency = 0;
+  if (k.idle) {
+    latency = machine_.profile().idle_states[static_cast<size_t>(k.idle_state)].exit_latency_ns;
+    // An IPI still in flight has not started the exit; one that has, or a
+    // store, ends it sooner than a new exit would.
+    if (k.running_at >= 0) latency = std::min(latency, std::max<int64_t>(0, k.running_at - now_ns()));
+    k.running_at = now_ns() + latency;
+  }
   events_.schedule(sim::Time(now_ns() + latency), sim::Phase::Interrupt, [this, c] { hrtimer_interrupt(c); });
 }
 
@@ -1274,6 +1343,7 @@ RunResult Kernel::run(int64_t time_limit_ns, uint64_t event_limit) {
         k.governor_chose = k.menu.has_value();
         policy_->cpu_went_idle(c);
       }
+      k.in_idle_state = true;
       for (auto* o : observers_) o->on_idle(now_ns(), c, k.idle_state);
     }
   }

@@ -186,6 +186,8 @@ class Kernel final : public SchedCore {
   [[nodiscard]] bool running_idle_task(int c) const override { return cpu(c).idle; }
   // Whether CPU c's scheduler tick is running (stopped while it idles, NO_HZ).
   [[nodiscard]] bool tick_running(int c) const { return cpu(c).tick_on; }
+  // Whether wakees wait on CPU c's wake list (TTWU_QUEUE) for its IPI.
+  [[nodiscard]] bool wake_list_pending(int c) const { return !cpu(c).wake_list.empty(); }
   [[nodiscard]] Task* curr(int cpu) const override { return cpus_[static_cast<size_t>(cpu)].curr; }
   [[nodiscard]] Task* current() const override { return curr(this_cpu_); }
   [[nodiscard]] int64_t idle_exit_latency(int cpu) const override;
@@ -256,6 +258,7 @@ class Kernel final : public SchedCore {
     bool kick_pending = false;
     bool pending_by_store = false;  // kick_pending, but woken by a flag store (no IPI sent)
     bool kicked_while_idle = false;
+    bool kick_sent_busy = false;  // kick_pending, sent while the CPU was not idle (no exit latency in it)
     bool irq_from_idle = false;  // in an interrupt (and its softirq) taken from idle
     // rq->clock as sched_info reads it: the time of its last
     // update_rq_clock(), and the pending skip (RQCF_REQ_SKIP/RQCF_ACT_SKIP
@@ -272,6 +275,10 @@ class Kernel final : public SchedCore {
     int idle_state = 0;
     std::optional<MenuGovernor> menu;  // cpuidle governor (CFS kernels)
     bool governor_chose = false;       // this idle period's state came from menu
+    bool in_idle_state = false;        // cpuidle entered (not skipped for need_resched)
+    // A CPU leaving its idle state runs again at this time: the first IPI,
+    // store or timer that reached it started the exit (-1: none yet).
+    int64_t running_at = -1;
     int64_t idle_since = 0;
     int64_t idle_acct_since = 0;  // idle time accounted up to here
     uint64_t tick_gen = 0;

@@ -146,10 +146,13 @@ class SchedClass {
   // queue's runnable_load_avg).
   [[nodiscard]] virtual int64_t runnable_load(int cpu) const { return 0; }
   [[nodiscard]] virtual unsigned long cpu_load0(int cpu) const { return 0; }
-  // Called when a CPU becomes idle (enter idle loop).
+  // Called when an idle CPU stops its tick (tick_nohz_stop_sched_tick():
+  // not when a task was already queued, need_resched set, as it went idle).
   virtual void cpu_went_idle(int cpu) {}
-  // Called when a CPU leaves its idle loop.
+  // Called when a CPU leaves its idle loop and restarts its stopped tick.
   virtual void cpu_exited_idle(int cpu) {}
+  // Whether cpu is in nohz.idle_cpus_mask (for tests).
+  [[nodiscard]] virtual bool nohz_idle(int cpu) const { return false; }
 };
 
 }  // namespace kernel

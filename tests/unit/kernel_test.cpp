@@ -979,6 +979,127 @@ TEST(Idle, ACpuInANohzBalancePassCountsAsIdleInItsStateWithItsTickStoppedAndTake
   EXPECT_TRUE(later_kick);
 }
 
+// A CPU whose schedule() ends while a wakee waits on its wake list for the
+// IPI sees nothing of it: ttwu_queue_remote() sent the IPI to a busy CPU and
+// set no flag, so cpu_idle_loop() (4.0 idle.c) stops the tick, joins
+// nohz.idle_cpus_mask and enters the state the governor picks. The IPI
+// wakes it from that state, exit latency included. The waker's timing is
+// swept across the leaver's switch-out so that some runs catch the IPI in
+// flight.
+TEST(Idle, AnIpiSentToABusyCpuThatHasSinceIdledWakesItFromItsIdleState) {
+  constexpr int64_t kLeave = 2000000;
+  int caught = 0;
+  for (int64_t wake_at = kLeave - 2000; wake_at < kLeave + 10000; wake_at += 100) {
+    TinySim s("2s1c1t", "linux-4.0");
+    struct Probe final : obs::Observer {
+      kernel::Kernel* k = nullptr;
+      int64_t ipi_sent_at = -1, went_idle_at = -1, runs_at = -1;
+      int state = -1;
+      bool tick_stopped = false, nohz_idle = false;
+      void on_ipi(int64_t t, int from, int target, bool sent) override {
+        if (from == 0 && target == 1 && sent && ipi_sent_at < 0) ipi_sent_at = t;
+      }
+      void on_switch(int64_t t, int cpu, const kernel::Task* prev, obs::PrevState,
+                     const kernel::Task* next) override {
+        if (cpu != 1) return;
+        if (prev && prev->comm == "leaver" && !next && k->wake_list_pending(1)) went_idle_at = t;
+        if (next && next->comm == "wakee" && went_idle_at >= 0 && runs_at < 0) {
+          runs_at = t;
+          nohz_idle = k->policy().nohz_idle(1);  // left only at its next busy tick
+        }
+      }
+      void on_idle(int64_t, int cpu, int st) override {
+        if (cpu != 1 || went_idle_at < 0 || runs_at >= 0 || st < 0) return;
+        state = st;
+        tick_stopped = !k->tick_running(1);
+      }
+    } probe;
+    probe.k = &s.k;
+    s.k.add_observer(&probe);
+    kernel::WaitQueue wq;
+    bool flag = false;
+    s.k.spawn("leaver", [](Proc& p) -> Co<void> {
+      co_await p.spin_until(kLeave);
+      co_await p.nanosleep(1000000);
+    }, 1);
+    s.k.spawn("wakee", [&wq, &flag](Proc& p) -> Co<void> {
+      co_await p.sched_setaffinity(only(1));
+      co_await sleeper(p, &wq, &flag);
+    }, 1);
+    s.k.spawn("waker", [&wq, &flag, wake_at](Proc& p) -> Co<void> {
+      co_await p.spin_until(wake_at);
+      flag = true;
+      co_await p.wake_up(wq, 1, 0);
+    }, 0);
+    ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+    EXPECT_EQ(s.k.check_invariants(), "");
+    if (probe.went_idle_at < 0) continue;
+    const int64_t arrives = probe.ipi_sent_at + s.machine.line_transfer(0, 1) + s.machine.costs().ipi_latency_remote;
+    if (arrives <= probe.went_idle_at) continue;
+    ++caught;
+    ASSERT_GE(probe.state, 1) << wake_at << ": the governor's state, not a skipped idle (POLL)";
+    EXPECT_TRUE(probe.tick_stopped) << wake_at;
+    EXPECT_TRUE(probe.nohz_idle) << wake_at;
+    const int64_t exit_latency = s.machine.profile().idle_states[static_cast<size_t>(probe.state)].exit_latency_ns;
+    EXPECT_GE(probe.runs_at, arrives + exit_latency) << wake_at;
+  }
+  EXPECT_GT(caught, 0) << "no waker timing caught the IPI in flight";
+}
+
+// A wakeup that reaches a CPU already leaving its C-state for a timer is
+// handled once the CPU runs: the C-state is left once, not once per
+// interrupt. (The wakee is queued on the target's wake list, so it runs
+// only once the kick is handled.)
+TEST(Timer, AWakeupReachingACpuLeavingItsStateForATimerWaitsForOneExit) {
+  constexpr int64_t kTimer = 30000000, kLate = 10000;
+  TinySim s("haswell-2s8c2t", "linux-4.0");
+  struct Probe final : obs::Observer {
+    int state = -1, exits_after_timer = 0;
+    int64_t wakee_runs_at = -1;
+    void on_idle(int64_t t, int cpu, int st) override {
+      if (cpu != 2) return;
+      if (st >= 0 && t < kTimer) state = st;
+      if (st < 0 && t >= kTimer) ++exits_after_timer;
+    }
+    void on_switch(int64_t t, int cpu, const kernel::Task*, obs::PrevState, const kernel::Task* next) override {
+      if (cpu == 2 && next && next->comm == "wakee" && wakee_runs_at < 0 && t >= kTimer) wakee_runs_at = t;
+    }
+  } probe;
+  s.k.add_observer(&probe);
+  kernel::WaitQueue napper_wq, wakee_wq;
+  bool napper_flag = false, wakee_flag = false;
+  kernel::Task* napper = s.k.spawn("napper", [&](Proc& p) -> Co<void> {
+    co_await p.sched_setaffinity(only(2));
+    // Regular 2 ms idles teach the menu governor to go deep (C6).
+    for (int i = 0; i < 8; ++i) co_await p.nanosleep(2000000);
+    co_await sleeper(p, &napper_wq, &napper_flag);
+  }, 2);
+  s.k.spawn("wakee", [&](Proc& p) -> Co<void> {
+    co_await p.sched_setaffinity(only(2));
+    co_await sleeper(p, &wakee_wq, &wakee_flag);
+  }, 2);
+  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
+    co_await p.spin_until(kTimer + kLate);
+    wakee_flag = true;
+    co_await p.wake_up(wakee_wq, 1, 0);
+  }, 8);  // another socket: the wakee waits on CPU 2's wake list for the kick
+  // The napper's timer, armed on its idle CPU 2 (hrtimer_wakeup()).
+  s.k.events().schedule(sim::Time(25000000), sim::Phase::Control, [&] {
+    napper_flag = true;
+    s.k.start_hrtimer(2, kTimer, kTimer, napper);
+  });
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  ASSERT_GE(probe.state, 0);
+  const int64_t exit_latency = s.machine.profile().idle_states[static_cast<size_t>(probe.state)].exit_latency_ns;
+  ASSERT_GT(exit_latency, 2 * kLate) << "CPU 2 must sit in a deep state when its timer fires";
+  EXPECT_EQ(probe.exits_after_timer, 1);
+  // Out of the state at kTimer + exit_latency; a second exit would start
+  // only after the waker's IPI, at kTimer + kLate or later.
+  ASSERT_GE(probe.wakee_runs_at, kTimer + exit_latency);
+  EXPECT_LT(probe.wakee_runs_at, kTimer + kLate + exit_latency);
+}
+
 // Two wakees queued on one CPU's wake list before it handles the IPI are
 // activated newest first: llist_add() pushes at the head and 4.0's
 // sched_ttwu_pending() walks what llist_del_all() returns.

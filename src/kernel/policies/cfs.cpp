@@ -276,6 +276,7 @@ class Cfs final : public SchedClass {
   void nohz_idle_balance(int cpu) override;
   void cpu_went_idle(int cpu) override;
   void cpu_exited_idle(int cpu) override;
+  bool nohz_idle(int cpu) const override { return nohz_idle_mask_.test(cpu); }
   int nr_running(int cpu) const override { return rq(cpu).cfs.h_nr_running; }
   int64_t runnable_load(int cpu) const override { return rq(cpu).cfs.runnable_load_avg; }
   unsigned long cpu_load0(int cpu) const override { return static_cast<unsigned long>(rq(cpu).cpu_load[0]); }
