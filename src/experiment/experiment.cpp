@@ -361,6 +361,8 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         avg.idle_wakes_without_ipi = avg_i([](const obs::Summary& x) { return x.idle_wakes_without_ipi; });
         avg.wakeups_waited_for_switch = avg_i([](const obs::Summary& x) { return x.wakeups_waited_for_switch; });
         avg.switch_wait_ns = avg_i([](const obs::Summary& x) { return x.switch_wait_ns; });
+        for (size_t p = 0; p < avg.work_by_path.size(); ++p)
+          avg.work_by_path[p].second = avg_i([&](const obs::Summary& x) { return x.work_by_path[p].second; });
         for (auto& [k, v2] : avg.policy)
           v2 = avg_i([&, key = k](const obs::Summary& x) {
             for (const auto& [kk, vv] : x.policy)
@@ -461,6 +463,38 @@ std::string format_table(const ExperimentResult& r) {
       o << "\n";
     }
   }
+  // Where the CPU time went: a change in placement shows up as more or less
+  // switching, refilling, scanning and IPIs, against the benchmark's own calls.
+  std::vector<size_t> paths;
+  if (!r.stats.empty())
+    for (size_t i = 0; i < std::get<2>(r.stats.front()).work_by_path.size(); ++i)
+      for (const auto& st : r.stats)
+        if (i < std::get<2>(st).work_by_path.size() && std::get<2>(st).work_by_path[i].second != 0) {
+          paths.push_back(i);
+          break;
+        }
+  if (!paths.empty()) {
+    o << "\nKernel work by path (ms charged at a core's full rate, summed over CPUs; mean over repeats):\n";
+    std::snprintf(buf, sizeof buf, "%-34s %-18s", "workload", "variant");
+    o << buf;
+    const auto& names = std::get<2>(r.stats.front()).work_by_path;
+    for (size_t i : paths) {
+      std::snprintf(buf, sizeof buf, " %*s", static_cast<int>(std::max<size_t>(9, names[i].first.size())),
+                    names[i].first.c_str());
+      o << buf;
+    }
+    o << "\n";
+    for (const auto& [wl, var, s] : r.stats) {
+      std::snprintf(buf, sizeof buf, "%-34s %-18s", wl.c_str(), var.c_str());
+      o << buf;
+      for (size_t i : paths) {
+        std::snprintf(buf, sizeof buf, " %*.1f", static_cast<int>(std::max<size_t>(9, names[i].first.size())),
+                      i < s.work_by_path.size() ? static_cast<double>(s.work_by_path[i].second) / 1e6 : 0.0);
+        o << buf;
+      }
+      o << "\n";
+    }
+  }
   for (const auto& p : r.problems) o << "PROBLEM: " << p << "\n";
   return o.str();
 }
@@ -506,6 +540,9 @@ nlohmann::json summary_json(const obs::Summary& s) {
   j["idle_wakes_without_ipi"] = s.idle_wakes_without_ipi;
   j["wakeups_waited_for_switch"] = s.wakeups_waited_for_switch;
   j["switch_wait_ns"] = s.switch_wait_ns;
+  nlohmann::json work = nlohmann::json::object();
+  for (const auto& [path, ns] : s.work_by_path) work[path] = ns;
+  j["work_ns_by_path"] = work;
   nlohmann::json pol = nlohmann::json::object();
   for (const auto& [k, v] : s.policy) pol[k] = v;
   j["policy"] = pol;

@@ -13,7 +13,31 @@ int Proc::cpu() const { return task_->cpu; }
 int64_t Proc::now() const { return kernel_.now_ns(); }
 const hw::Costs& Proc::costs() const { return kernel_.machine().costs(); }
 const KernelConfig& Proc::config() const { return kernel_.config(); }
+const char* cost_path_name(CostPath path) {
+  switch (path) {
+    case CostPath::Syscall: return "syscalls";
+    case CostPath::Process: return "fork_exec_exit";
+    case CostPath::ContextSwitch: return "context_switch";
+    case CostPath::Schedule: return "schedule";
+    case CostPath::CacheRefill: return "cache_refill";
+    case CostPath::Wakeup: return "wakeup";
+    case CostPath::Placement: return "placement";
+    case CostPath::Balance: return "balance";
+    case CostPath::Ipi: return "ipi";
+    case CostPath::RqLock: return "rq_lock";
+    case CostPath::Tick: return "tick";
+    case CostPath::Count: break;
+  }
+  return "?";
+}
+
 int64_t Proc::jittered(int64_t ns) { return kernel_.jitter(ns); }
+
+int64_t Proc::kernel_work(int64_t ns, CostPath path) {
+  const int64_t j = kernel_.jitter(ns);
+  if (j > 0) kernel_.work_by_path_[static_cast<size_t>(path)] += j;
+  return j;
+}
 
 void Proc::Primitive::await_suspend(std::coroutine_handle<> h) const noexcept {
   proc->task_->resume_point = h;
@@ -56,7 +80,7 @@ Co<void> Proc::wait_event(WaitQueue& wq, std::function<bool()> cond, const char*
 // kernel/fork.c do_fork(): copy_process() is the call's work, and the child
 // exists, woken by wake_up_new_task(), only at its end.
 Co<Task*> Proc::fork(const char* comm, Program& program, bool thread) {
-  co_await syscall(costs().fork_base);
+  co_await syscall(costs().fork_base, CostPath::Process);
   Task* child = kernel_.new_task(comm, program, task_, thread);
   for (auto* o : kernel_.observers_) o->on_fork(now(), cpu(), task_, child);
   kernel_.wake_up_new_task(child);
@@ -80,7 +104,7 @@ Co<void> Proc::exec() {
     migrate.dest_cpu = dest;
     co_await Primitive{this, migrate};
   }
-  co_await syscall(costs().exec_base);
+  co_await syscall(costs().exec_base, CostPath::Process);
 }
 
 // kernel/sched/core.c sched_setaffinity() -> set_cpus_allowed_ptr() (4.0):
@@ -352,8 +376,9 @@ void Kernel::arm(int c) {
                    [this, c, gen] { segment_done(c, gen); });
 }
 
-void Kernel::charge(int c, int64_t ns) {
+void Kernel::charge(int c, int64_t ns, CostPath path) {
   if (ns <= 0) return;
+  work_by_path_[static_cast<size_t>(path)] += ns;
   Cpu& k = cpu(c);
   if (k.armed) {
     sync(c);
@@ -364,7 +389,7 @@ void Kernel::charge(int c, int64_t ns) {
   }
 }
 
-void Kernel::lock_rq(int c, int by_cpu, int64_t hold_ns) {
+void Kernel::lock_rq(int c, int by_cpu, int64_t hold_ns, CostPath path) {
   int64_t& free_at = c < 0 ? global_lock_free_at_ : cpu(c).lock_free_at;
   int& holder = c < 0 ? global_lock_holder_ : cpu(c).lock_holder;
   const int64_t t = now_ns();
@@ -379,6 +404,7 @@ void Kernel::lock_rq(int c, int by_cpu, int64_t hold_ns) {
   if (k.armed) sync(by_cpu);
   k.spin_left += spin;
   k.kern_left += hold_ns;
+  work_by_path_[static_cast<size_t>(path)] += hold_ns;
   if (k.armed) arm(by_cpu);
 }
 
@@ -439,14 +465,14 @@ void Kernel::advance(int c) {
         // the clock skip for the preempted task (4.0 core.c).
         update_rq_clock(c);
         rq_clock_skip_update(c);
-        charge(c, jitter(machine_.costs().context_switch));
+        charge(c, jitter(machine_.costs().context_switch), CostPath::ContextSwitch);
         return schedule(c, true);
     }
   }
 }
 
 void Kernel::do_exit(Task* p) {
-  charge(p->cpu, jitter(machine_.costs().exit_base));
+  charge(p->cpu, jitter(machine_.costs().exit_base), CostPath::Process);
   p->state = TaskState::Dead;
   if (--live_tasks_ == 0) events_.stop();
   for (auto* o : observers_) o->on_exit(now_ns(), p->cpu, p);
@@ -504,8 +530,8 @@ void Kernel::schedule(int c, bool preempt) {
     }
   }
   k.need_resched = false;
-  charge(c, jitter(costs.schedule_base));
-  if (per_cpu_rq_locks()) lock_rq(c, c, costs.rq_lock_hold);
+  charge(c, jitter(costs.schedule_base), CostPath::Schedule);
+  if (per_cpu_rq_locks()) lock_rq(c, c, costs.rq_lock_hold, CostPath::RqLock);
   k.curr = nullptr;
   Task* next = policy_->pick_next_task(c, prev, true);
   k.clock_skip = 0;
@@ -563,9 +589,9 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
                           : obs::PrevState::Sleeping)
              : obs::PrevState::Runnable;
     trace_switch(c, prev, st, next);
-    charge(c, jitter(costs.context_switch));
+    charge(c, jitter(costs.context_switch), CostPath::ContextSwitch);
     ++next->nr_switches;
-    charge(c, cache_refill(next, c));
+    charge(c, cache_refill(next, c), CostPath::CacheRefill);
   }
   k.switch_from = nullptr;
   if (next != prev) k.bytes_touched += next->working_set_bytes;
@@ -769,7 +795,9 @@ void Kernel::tick(int c, uint64_t gen) {
   sync(c);
   const bool was_armed = k.armed;
   k.armed = false;
-  k.kern_left += jitter(machine_.costs().tick_handler);
+  const int64_t tick_ns = jitter(machine_.costs().tick_handler);
+  k.kern_left += tick_ns;
+  work_by_path_[static_cast<size_t>(CostPath::Tick)] += tick_ns;
   run_hrtimers(c);  // the tick is an hrtimer: due sleepers run with it
   update_rq_clock(c);  // scheduler_tick()
   if (k.curr) policy_->task_tick(c, k.curr);
@@ -828,7 +856,7 @@ void Kernel::kick_cpu(int target, Kick why) {
     // the CPU, already waking, runs the balance when it handles the first.
     if (why == Kick::Balance && k.pending_by_store && target != this_cpu_) {
       k.pending_by_store = false;
-      charge(this_cpu_, costs.ipi_send);
+      charge(this_cpu_, costs.ipi_send, CostPath::Ipi);
       for (auto* o : observers_) o->on_ipi(now_ns(), this_cpu_, target, true);
     }
     return;
@@ -844,11 +872,11 @@ void Kernel::kick_cpu(int target, Kick why) {
   const auto& st = machine_.profile().idle_states[static_cast<size_t>(k.idle_state)];
   if (target != this_cpu_) {
     const int64_t store = machine_.line_transfer(this_cpu_, target);
-    charge(this_cpu_, store);
+    charge(this_cpu_, store, CostPath::Ipi);
     latency += store;
     k.pending_by_store = wakes_by_store(k, why);
     if (!k.pending_by_store) {
-      charge(this_cpu_, costs.ipi_send);
+      charge(this_cpu_, costs.ipi_send, CostPath::Ipi);
       latency += machine_.topo().distance(this_cpu_, target) == hw::Distance::RemoteNode
                      ? costs.ipi_latency_remote
                      : costs.ipi_latency_llc;
@@ -908,7 +936,7 @@ void Kernel::handle_kick(int c) {
   std::vector<Task*> pending;
   pending.swap(k.wake_list);
   if (!pending.empty() && per_cpu_rq_locks())
-    lock_rq(c, c, static_cast<int64_t>(pending.size()) * machine_.costs().rq_lock_hold);
+    lock_rq(c, c, static_cast<int64_t>(pending.size()) * machine_.costs().rq_lock_hold, CostPath::RqLock);
   // llist_del_all() hands the list over newest first, and 4.0's
   // sched_ttwu_pending() walks it so (3.x's xchg()-ed list likewise).
   for (auto it = pending.rbegin(); it != pending.rend(); ++it) ttwu_do_activate(*it, c, 0);
@@ -983,7 +1011,9 @@ void Kernel::hrtimer_interrupt(int c) {
   sync(c);
   const bool was_armed = k.armed;
   k.armed = false;
-  k.kern_left += jitter(machine_.costs().tick_handler);
+  const int64_t tick_ns = jitter(machine_.costs().tick_handler);
+  k.kern_left += tick_ns;
+  work_by_path_[static_cast<size_t>(CostPath::Tick)] += tick_ns;
   run_hrtimers(c);
   irq_exit(c, was_armed);
 }
@@ -1178,7 +1208,7 @@ int Kernel::ttwu_select(Task* p, int wake_flags) {
   p->state = TaskState::Running;  // TASK_WAKING: no other waker takes it
   p->waking = true;
   p->waker_cpu = waker;
-  charge(waker, jitter(machine_.costs().ttwu_base));
+  charge(waker, jitter(machine_.costs().ttwu_base), CostPath::Wakeup);
   const int c = select_task_rq(p, SD_BALANCE_WAKE, wake_flags);
   for (auto* o : observers_) o->on_waking(now_ns(), waker, p, c);
   if (c != p->cpu) set_task_cpu(p, c);
@@ -1215,7 +1245,7 @@ void Kernel::ttwu_queue(Task* p, int c, int wake_flags) {
   // ttwu_queue() (3.10-4.x core.c): "raw_spin_lock(&rq->lock);
   // ttwu_do_activate(rq, p, 0);" on the target's lock, the waker's own for a
   // local wakeup. 2.4's enqueue_task() takes its global lock itself.
-  if (per_cpu_rq_locks()) lock_rq(c, this_cpu_, machine_.costs().rq_lock_hold);
+  if (per_cpu_rq_locks()) lock_rq(c, this_cpu_, machine_.costs().rq_lock_hold, CostPath::RqLock);
   ttwu_do_activate(p, c, wake_flags);
   if (moved_away) move_queued_task(c, p, p->cpus_allowed.first());
 }
@@ -1230,7 +1260,7 @@ void Kernel::wake_up_new_task(Task* p) {
   if (c != p->cpu) set_task_cpu(p, c);
   policy_->init_task_runnable_average(p);
   // 4.0 core.c wake_up_new_task(): "rq = __task_rq_lock(p); activate_task()".
-  if (per_cpu_rq_locks()) lock_rq(c, this_cpu_, machine_.costs().rq_lock_hold);
+  if (per_cpu_rq_locks()) lock_rq(c, this_cpu_, machine_.costs().rq_lock_hold, CostPath::RqLock);
   activate_task(p, c, 0);
   for (auto* o : observers_) o->on_wakeup(now_ns(), this_cpu_, p, c, true);
   policy_->check_preempt_curr(c, p, WF_FORK);

@@ -10,6 +10,7 @@
 // is brought up to date and re-armed. When a task's work completes its
 // program (a coroutine) is resumed until it issues its next action.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -63,14 +64,16 @@ class Proc {
   };
   // Burn CPU time: user code, or kernel code on behalf of the task.
   Primitive user(int64_t ns) { return {this, {Pending::Work, jittered(ns), WorkKind::User}}; }
-  Primitive sys(int64_t ns) { return {this, {Pending::Work, jittered(ns), WorkKind::Kernel}}; }
+  Primitive sys(int64_t ns) { return {this, {Pending::Work, kernel_work(ns), WorkKind::Kernel}}; }
   // A system call's first kernel work: the task comes from user mode, where
   // a pending need_resched is honoured first (the previous call's return).
-  Primitive syscall(int64_t ns) { return {this, {Pending::Work, jittered(ns), WorkKind::Kernel, true, true}}; }
+  Primitive syscall(int64_t ns, CostPath path = CostPath::Syscall) {
+    return {this, {Pending::Work, kernel_work(ns, path), WorkKind::Kernel, true, true}};
+  }
   // Kernel work after a voluntary preemption point (might_sleep(), e.g. a
   // GFP_KERNEL allocation or mutex_lock()).
   Primitive sys_after_might_sleep(int64_t ns) {
-    return {this, {Pending::Work, jittered(ns), WorkKind::Kernel, true, true}};
+    return {this, {Pending::Work, kernel_work(ns), WorkKind::Kernel, true, true}};
   }
   // Spin in user mode until the wall clock reads `wall_ns` (a busy loop
   // around gettimeofday(), which the vDSO serves without a system call).
@@ -106,6 +109,8 @@ class Proc {
 
  private:
   int64_t jittered(int64_t ns);
+  // The task's own kernel work, jittered, and counted under `path`.
+  int64_t kernel_work(int64_t ns, CostPath path = CostPath::Syscall);
   Kernel& kernel_;
   Task* task_;
 };
@@ -198,8 +203,8 @@ class Kernel final : public SchedCore {
   [[nodiscard]] bool need_resched(int c) const override { return cpu(c).need_resched; }
   // schedstat's sched_count: calls of schedule() on the CPU.
   [[nodiscard]] int64_t sched_count(int c) const { return cpu(c).sched_count; }
-  void charge(int cpu, int64_t ns) override;
-  void lock_rq(int cpu, int by_cpu, int64_t hold_ns) override;
+  void charge(int cpu, int64_t ns, CostPath path) override;
+  void lock_rq(int cpu, int by_cpu, int64_t hold_ns, CostPath path) override;
   // CFS kernels lock per-CPU runqueues in the core (schedule(), wakeups,
   // forks); 2.4's class takes its single runqueue_lock itself.
   [[nodiscard]] bool per_cpu_rq_locks() const;
@@ -223,6 +228,9 @@ class Kernel final : public SchedCore {
     return cpus_[static_cast<size_t>(cpu)].acct;
   }
   [[nodiscard]] int64_t wasted_ns() const { return wasted_ns_; }
+  // Kernel work charged so far, by path (ns at a core's full rate; a CPU
+  // whose SMT sibling executes takes longer to run it).
+  [[nodiscard]] const std::array<int64_t, kCostPaths>& work_by_path() const { return work_by_path_; }
   // Wakeups placed on a busy CPU while another allowed CPU sat idle (and not
   // already being woken), and how long those idle CPUs then stayed idle.
   struct BusyPlacement {
@@ -377,6 +385,7 @@ class Kernel final : public SchedCore {
   int nr_waiting_ = 0;
   int64_t wasted_since_ = 0;
   int64_t wasted_ns_ = 0;
+  std::array<int64_t, kCostPaths> work_by_path_{};
   int nr_kicked_idle_ = 0;  // idle CPUs with a wakeup IPI in flight
   uint64_t next_hrtimer_id_ = 0;
   BusyPlacement busy_placement_;

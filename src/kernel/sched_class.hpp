@@ -6,6 +6,7 @@
 // between runqueues, charge CPU time for its own work, and report balancing
 // statistics. Each hook says when the core calls it and what holds then.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,6 +28,28 @@ enum WakeFlag : int { WF_SYNC = 0x01, WF_FORK = 0x02, WF_MIGRATED = 0x04 };
 enum EnqueueFlag : int { ENQUEUE_WAKEUP = 1, ENQUEUE_WAKING = 4, DEQUEUE_SLEEP = 1 };
 
 enum class CpuIdleType { NotIdle, Idle, NewlyIdle };
+
+// The kernel path a piece of charged CPU time pays for: the statistics add
+// it up per path (Summary::work_by_path), so a result can be traced to the
+// work that moved. Syscall is a task's own system-call work (entry, pipe and
+// socket bodies, copies); Process is fork, exec, exit and wait.
+enum class CostPath : uint8_t {
+  Syscall,
+  Process,
+  ContextSwitch,
+  Schedule,
+  CacheRefill,
+  Wakeup,
+  Placement,
+  Balance,
+  Ipi,
+  RqLock,
+  Tick,
+  Count
+};
+inline constexpr size_t kCostPaths = static_cast<size_t>(CostPath::Count);
+// Short names, as the statistics print them.
+const char* cost_path_name(CostPath path);
 
 // What the core offers a policy.
 class SchedCore {
@@ -52,11 +75,14 @@ class SchedCore {
   // resched_curr(): set need_resched on cpu; an IPI if it is remote.
   virtual void resched_curr(int cpu) = 0;
   [[nodiscard]] virtual bool need_resched(int cpu) const = 0;
-  // Charge kernel CPU time to `cpu` (the current CPU unless stated).
-  virtual void charge(int cpu, int64_t ns) = 0;
+  // Charge kernel CPU time to `cpu` (the current CPU unless stated) for the
+  // work of `path`.
+  virtual void charge(int cpu, int64_t ns, CostPath path) = 0;
   // Acquire a runqueue lock (per CPU, or the single 2.4 runqueue_lock when
   // cpu == -1) from `by_cpu` for `hold_ns`: spin time emerges from contention.
-  virtual void lock_rq(int cpu, int by_cpu, int64_t hold_ns) = 0;
+  // The hold is charged to `path`: CostPath::RqLock for a short enqueue or
+  // dequeue, the work's own path when the work itself runs under the lock.
+  virtual void lock_rq(int cpu, int by_cpu, int64_t hold_ns, CostPath path) = 0;
   // set_task_cpu(): record a migration (tracing, counters, cache state).
   virtual void set_task_cpu(Task* p, int new_cpu) = 0;
   // core.c enqueue_task()/dequeue_task() around a class's own move of a

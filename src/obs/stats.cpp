@@ -90,6 +90,7 @@ void StatsCollector::reset(kernel::Kernel& k) {
     spin_at_reset_.push_back(a.spin_ns);
   }
   wasted_at_reset_ = k.wasted_ns();
+  work_at_reset_.assign(k.work_by_path().begin(), k.work_by_path().end());
   const auto bp = k.busy_placement();
   bp_wakeups_ = bp.wakeups;
   bp_idle_ = bp.idle_cpus;
@@ -113,6 +114,9 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     s.spin_ns_total += a.spin_ns - (snap ? spin_at_reset_[i] : 0);
   }
   s.wasted_ns = k.wasted_ns() - wasted_at_reset_;
+  for (size_t i = 0; i < kernel::kCostPaths; ++i)
+    s.work_by_path.emplace_back(kernel::cost_path_name(static_cast<kernel::CostPath>(i)),
+                                k.work_by_path()[i] - (i < work_at_reset_.size() ? work_at_reset_[i] : 0));
   const auto bp = k.busy_placement();
   s.busy_placements = bp.wakeups - bp_wakeups_;
   if (s.busy_placements > 0)
@@ -225,6 +229,14 @@ std::string format_summary(const Summary& s) {
   std::snprintf(buf, sizeof buf, "  wasted CPU time       %12.3f ms (a CPU idle while a task waited)\n",
                 static_cast<double>(s.wasted_ns) / 1e6);
   o << buf;
+  if (!s.work_by_path.empty()) {
+    o << "  kernel work (ms)     ";
+    for (const auto& [path, ns] : s.work_by_path) {
+      std::snprintf(buf, sizeof buf, " %s %.3f", path.c_str(), static_cast<double>(ns) / 1e6);
+      o << buf;
+    }
+    o << "  (charged at a core's full rate)\n";
+  }
   // One column for every run, so that summaries of two variants diff cleanly.
   for (const auto& [k, v] : s.policy) {
     std::snprintf(buf, sizeof buf, "  %-36s%12lld\n", k.c_str(), static_cast<long long>(v));

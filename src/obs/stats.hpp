@@ -62,6 +62,10 @@ struct Summary {
   int64_t busy_ns_total = 0;
   int64_t spin_ns_total = 0;
   int64_t wasted_ns = 0;
+  // Kernel work charged in the window, by path (kernel::CostPath, in its
+  // order): ns at a core's full rate. On SMT the busy time exceeds the sum
+  // where a CPU's sibling executed at the same time (smt_throughput_permille).
+  std::vector<std::pair<std::string, int64_t>> work_by_path;
   std::vector<std::pair<std::string, int64_t>> policy;
 };
 
@@ -90,7 +94,7 @@ class StatsCollector final : public Observer {
   std::vector<int64_t> idle_entries_;  // by idle state index
   long double queued_total_ns_ = 0;
   int64_t runs_ = 0;
-  std::vector<int64_t> idle_at_reset_, busy_at_reset_, spin_at_reset_;
+  std::vector<int64_t> idle_at_reset_, busy_at_reset_, spin_at_reset_, work_at_reset_;
   int64_t wasted_at_reset_ = 0;
   int64_t bp_wakeups_ = 0, bp_idle_ = 0, bp_after_ns_ = 0, bp_after_n_ = 0;
   int64_t t_reset_ = 0;

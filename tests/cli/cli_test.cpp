@@ -121,6 +121,10 @@ TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
                         "idle per cpu", "wasted CPU time", "load_view_inversions"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
   EXPECT_EQ(r.out.find("load_view_inversions_if_fresh"), std::string::npos);  // group scheduling only
+  // Kernel work by path: a multi-CPU run pays for switches, placements and IPIs.
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(\n  kernel work \(ms\) +syscalls \d+\.\d{3} .*context_switch (?!0\.000 )\d+\.\d{3} .*placement (?!0\.000 )\d+\.\d{3} .*ipi (?!0\.000 )\d+\.\d{3} )")))
+      << r.out;
   auto grouped = run("perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --sysctl sched_autogroup_enabled=1");
   EXPECT_EQ(grouped.code, 0) << grouped.err;
   EXPECT_TRUE(std::regex_search(grouped.out, std::regex(R"(\n  load_view_inversions_if_no_blocked +\d+\n)")));
@@ -138,7 +142,7 @@ TEST(Cli, JsonOutputHasTheDocumentedKeys) {
   auto r = run("perf bench sched pipe -l 500 --machine 1s2c1t --json");
   EXPECT_EQ(r.code, 0) << r.err;
   for (const char* k : {"\"benchmark\"", "\"args\"", "\"machine\"", "\"kernel\"", "\"seed\"", "\"metrics\"",
-                        "\"ops_per_sec\"", "\"stats\"", "\"idle_ns_per_cpu\""})
+                        "\"ops_per_sec\"", "\"stats\"", "\"idle_ns_per_cpu\"", "\"work_ns_by_path\"", "\"context_switch\""})
     EXPECT_NE(r.out.find(k), std::string::npos) << k;
 }
 

@@ -898,7 +898,7 @@ LockSpins spins_behind_a_held_lock(const char* machine, int target) {
     flag = true;
     co_await p.wake_up(wq, 1, 0);
   }, 0);
-  s.k.events().schedule(sim::Time(kHeldFromNs), sim::Phase::Control, [&] { s.k.lock_rq(target, 1, kHeldForNs); });
+  s.k.events().schedule(sim::Time(kHeldFromNs), sim::Phase::Control, [&] { s.k.lock_rq(target, 1, kHeldForNs, kernel::CostPath::RqLock); });
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   EXPECT_EQ(s.k.check_invariants(), "");
   out.waker_spin = s.k.accounting(0).spin_ns;

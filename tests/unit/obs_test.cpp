@@ -120,3 +120,59 @@ TEST(StatsCollector, DelayTotalsAreTheDelaysSummed) {
   EXPECT_DOUBLE_EQ(summary.sched_delay_total_ms, static_cast<double>(sums.queued_ns / 1e6L));
   EXPECT_DOUBLE_EQ(summary.run_delay_total_ms, static_cast<double>(sums.wakeup_ns / 1e6L));
 }
+
+namespace {
+int64_t work_of(const obs::Summary& s, const std::string& path) {
+  for (const auto& [p, ns] : s.work_by_path)
+    if (p == path) return ns;
+  ADD_FAILURE() << "no path " << path;
+  return -1;
+}
+// Switches onto a task (from another task or from idle): each pays
+// context_switch; a switch to idle pays none.
+struct SwitchesOntoATask final : obs::Observer {
+  int64_t n = 0;
+  void on_switch(int64_t, int, const kernel::Task* prev, obs::PrevState, const kernel::Task* next) override {
+    if (next && next != prev) ++n;
+  }
+};
+}  // namespace
+
+// On one CPU without SMT every charged nanosecond runs at the core's full
+// rate, so for tasks that only make system calls and sleep the busy time is
+// the kernel work summed over its paths, less the last task's exit and the
+// schedule() after it (charged as it exits; the run ends there). Each path is its count times its cost,
+// within the profile's +-2% jitter. One CPU places nothing and sends no IPI.
+TEST(StatsCollector, KernelWorkByPathAddsUpToTheBusyTimeOnOneCpu) {
+  TinySim s("1s1c1t", "linux-4.0");
+  obs::StatsCollector stats(s.k.domains().level_names());
+  SwitchesOntoATask switches;
+  s.k.add_observer(&stats);
+  s.k.add_observer(&switches);
+  constexpr int kCalls = 50;
+  constexpr int64_t kCallNs = 200000;
+  for (int t = 0; t < 2; ++t)
+    s.k.spawn("caller", [](kernel::Proc& p) -> kernel::Co<void> {
+      for (int i = 0; i < kCalls; ++i) {
+        co_await p.sys(kCallNs);
+        co_await p.nanosleep(1000000);
+      }
+    }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  const auto summary = stats.summarize(s.k);
+  const auto& costs = s.k.machine().costs();
+  auto near = [](int64_t got, double want) {
+    EXPECT_NEAR(static_cast<double>(got), want, 0.02 * want) << want;
+  };
+  int64_t sum = 0;
+  for (const auto& [p, ns] : summary.work_by_path) sum += ns;
+  near(sum - summary.busy_ns_total, static_cast<double>(costs.exit_base + costs.schedule_base + costs.rq_lock_hold));
+  near(work_of(summary, "syscalls"), 2.0 * kCalls * static_cast<double>(kCallNs + costs.syscall_entry));
+  near(work_of(summary, "fork_exec_exit"), 2.0 * static_cast<double>(costs.exit_base));
+  ASSERT_GT(switches.n, 0);
+  near(work_of(summary, "context_switch"), static_cast<double>(switches.n * costs.context_switch));
+  ASSERT_GT(summary.wakeups, 0);
+  near(work_of(summary, "wakeup"), static_cast<double>(summary.wakeups * costs.ttwu_base));
+  EXPECT_EQ(work_of(summary, "placement"), 0);
+  EXPECT_EQ(work_of(summary, "ipi"), 0);
+}

@@ -1560,7 +1560,7 @@ int Cfs::select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags)
   placement_read_ = hw::CpuMask{};
   ++placements_;
   const int cpu = select_task_rq_fair(p, prev_cpu, sd_flag, wake_flags);
-  if (placement_scan_ns_ > 0) core_.charge(core_.this_cpu(), placement_scan_ns_);
+  if (placement_scan_ns_ > 0) core_.charge(core_.this_cpu(), placement_scan_ns_, CostPath::Placement);
   return cpu;
 }
 
@@ -2094,7 +2094,7 @@ int Cfs::load_balance(int this_cpu, int level, CpuIdleType idle, bool* continue_
           std::min<int64_t>(core_.config().sysctl("sched_nr_migrate"), rq(busiest).cfs.h_nr_running));
       bool redo = false;
       for (;;) {  // more_balance:
-        core_.lock_rq(busiest, core_.this_cpu(), core_.machine().costs().rq_lock_hold);
+        core_.lock_rq(busiest, core_.this_cpu(), core_.machine().costs().rq_lock_hold, CostPath::RqLock);
         const int cur = detach_tasks(env);
         if (cur) {
           attach_tasks(env);
@@ -2162,7 +2162,7 @@ int Cfs::load_balance(int this_cpu, int level, CpuIdleType idle, bool* continue_
     ld_moved = 0;
   }
   const int64_t cost = balance_cost(env, ld_moved);
-  core_.charge(core_.this_cpu(), cost);
+  core_.charge(core_.this_cpu(), cost, CostPath::Balance);
   core_.note_balance(this_cpu, level, idle, ld_moved > 0, ld_moved, cost);
   last_balance_cost_ = cost;
   return ld_moved;
@@ -2187,7 +2187,7 @@ void Cfs::active_load_balance(int busiest_cpu, int target_cpu) {
     if (!can_migrate_task(p, env)) continue;
     move_task(p, busiest_cpu, target_cpu);
     ++active_balances_;
-    core_.charge(core_.this_cpu(), core_.machine().costs().lb_move_task);
+    core_.charge(core_.this_cpu(), core_.machine().costs().lb_move_task, CostPath::Balance);
     break;
   }
 }

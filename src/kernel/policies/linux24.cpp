@@ -74,7 +74,7 @@ class Linux24 final : public SchedClass {
   void migrate_task_rq(Task*, int) override {}
 
   void enqueue_task(int, Task* p, int) override {
-    core_.lock_rq(-1, core_.this_cpu(), core_.machine().costs().rq_lock_hold);
+    core_.lock_rq(-1, core_.this_cpu(), core_.machine().costs().rq_lock_hold, CostPath::RqLock);
     runqueue_.push_back(p);  // add_to_runqueue(): list_add_tail
     write_line(p, core_.this_cpu());
   }
@@ -90,7 +90,7 @@ class Linux24 final : public SchedClass {
     for (int c = 0; c < core_.nr_cpus(); ++c) running += core_.curr(c) != nullptr;
     if (static_cast<int>(runqueue_.size()) - running <= 0) return;
     curr->yielded = true;
-    core_.lock_rq(-1, cpu, core_.machine().costs().rq_lock_hold);
+    core_.lock_rq(-1, cpu, core_.machine().costs().rq_lock_hold, CostPath::RqLock);
     runqueue_.remove(curr);
     runqueue_.push_back(curr);
   }
@@ -135,10 +135,10 @@ class Linux24 final : public SchedClass {
         write_line(t, cpu);
         ++all;
       }
-      core_.charge(cpu, all * costs.pick_scan_per_task);
+      core_.charge(cpu, all * costs.pick_scan_per_task, CostPath::Schedule);
     }
     // The scan runs with runqueue_lock held: its length is the hold time.
-    core_.lock_rq(-1, cpu, costs.rq_lock_hold + scanned * costs.pick_scan_per_task + miss_ns);
+    core_.lock_rq(-1, cpu, costs.rq_lock_hold + scanned * costs.pick_scan_per_task + miss_ns, CostPath::Schedule);
     scanned_total_ += scanned;
     scan_miss_ns_ += miss_ns;
     last_schedule_[static_cast<size_t>(cpu)] = core_.now_ns();
@@ -170,7 +170,7 @@ class Linux24 final : public SchedClass {
     const bool yielded = std::exchange(prev->yielded, false);
     if (!core_.config().feat("SCHEDULE_TAIL_PUSH")) return;
     if (prev->state != TaskState::Running || yielded || prev->on_cpu) return;
-    core_.lock_rq(-1, core_.this_cpu(), core_.machine().costs().rq_lock_hold);
+    core_.lock_rq(-1, core_.this_cpu(), core_.machine().costs().rq_lock_hold, CostPath::RqLock);
     reschedule_idle(prev);
   }
 
