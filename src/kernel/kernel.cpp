@@ -16,7 +16,7 @@ const KernelConfig& Proc::config() const { return kernel_.config(); }
 const char* cost_path_name(CostPath path) {
   switch (path) {
     case CostPath::Syscall: return "syscalls";
-    case CostPath::Process: return "fork_exec_exit";
+    case CostPath::Process: return "process";
     case CostPath::ContextSwitch: return "context_switch";
     case CostPath::Schedule: return "schedule";
     case CostPath::CacheRefill: return "cache_refill";
@@ -25,7 +25,7 @@ const char* cost_path_name(CostPath path) {
     case CostPath::Balance: return "balance";
     case CostPath::Ipi: return "ipi";
     case CostPath::RqLock: return "rq_lock";
-    case CostPath::Tick: return "tick";
+    case CostPath::TimerInterrupt: return "timer_irq";
     case CostPath::Count: break;
   }
   return "?";
@@ -176,7 +176,7 @@ Co<Task*> Proc::wait_child() {
   co_await wait_event(child_wait(kernel_, task_), [&] { return find_dead() != nullptr; }, "do_wait");
   Task* dead = find_dead();
   dead->reaped = true;
-  co_await sys(costs().wait_base);
+  co_await sys(costs().wait_base, CostPath::Process);
   co_return dead;
 }
 
@@ -797,7 +797,7 @@ void Kernel::tick(int c, uint64_t gen) {
   k.armed = false;
   const int64_t tick_ns = jitter(machine_.costs().tick_handler);
   k.kern_left += tick_ns;
-  work_by_path_[static_cast<size_t>(CostPath::Tick)] += tick_ns;
+  work_by_path_[static_cast<size_t>(CostPath::TimerInterrupt)] += tick_ns;
   run_hrtimers(c);  // the tick is an hrtimer: due sleepers run with it
   update_rq_clock(c);  // scheduler_tick()
   if (k.curr) policy_->task_tick(c, k.curr);
@@ -1013,7 +1013,7 @@ void Kernel::hrtimer_interrupt(int c) {
   k.armed = false;
   const int64_t tick_ns = jitter(machine_.costs().tick_handler);
   k.kern_left += tick_ns;
-  work_by_path_[static_cast<size_t>(CostPath::Tick)] += tick_ns;
+  work_by_path_[static_cast<size_t>(CostPath::TimerInterrupt)] += tick_ns;
   run_hrtimers(c);
   irq_exit(c, was_armed);
 }

@@ -64,7 +64,9 @@ class Proc {
   };
   // Burn CPU time: user code, or kernel code on behalf of the task.
   Primitive user(int64_t ns) { return {this, {Pending::Work, jittered(ns), WorkKind::User}}; }
-  Primitive sys(int64_t ns) { return {this, {Pending::Work, kernel_work(ns), WorkKind::Kernel}}; }
+  Primitive sys(int64_t ns, CostPath path = CostPath::Syscall) {
+    return {this, {Pending::Work, kernel_work(ns, path), WorkKind::Kernel}};
+  }
   // A system call's first kernel work: the task comes from user mode, where
   // a pending need_resched is honoured first (the previous call's return).
   Primitive syscall(int64_t ns, CostPath path = CostPath::Syscall) {

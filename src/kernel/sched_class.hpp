@@ -32,7 +32,11 @@ enum class CpuIdleType { NotIdle, Idle, NewlyIdle };
 // The kernel path a piece of charged CPU time pays for: the statistics add
 // it up per path (Summary::work_by_path), so a result can be traced to the
 // work that moved. Syscall is a task's own system-call work (entry, pipe and
-// socket bodies, copies); Process is fork, exec, exit and wait.
+// socket bodies, copies, the pipe mutex's spin); Process is fork, exec, exit
+// and wait; Ipi is the kicking CPU's store and IPI (wakeups, remote
+// reschedules, nohz balance kicks); TimerInterrupt is the tick and every
+// hrtimer interrupt. 2.4's schedule() holds runqueue_lock for its whole
+// goodness() scan: that hold is Schedule, not RqLock.
 enum class CostPath : uint8_t {
   Syscall,
   Process,
@@ -44,7 +48,7 @@ enum class CostPath : uint8_t {
   Balance,
   Ipi,
   RqLock,
-  Tick,
+  TimerInterrupt,
   Count
 };
 inline constexpr size_t kCostPaths = static_cast<size_t>(CostPath::Count);

@@ -581,3 +581,36 @@ TEST(RunOnce, ReceiversCheaperThanTheirSendersPreemptThem) {
   EXPECT_GT(stock["switches"], 3 * even["switches"]);
   EXPECT_LT(swapped["wakeup_preemptions"], even["wakeup_preemptions"]);
 }
+
+// Without SMT every charged nanosecond runs at a core's full rate, so over a
+// benchmark's timed window the busy time is the kernel work by path plus
+// lock spin and the wakers' waits for a switch-out (messaging and pipe do no
+// user work). Only the window's edges differ: work charged before the start
+// that runs after it (a fork or exec in flight), and work charged at the end
+// that never runs (the last exits, ~25 us each). With placements, IPIs and
+// balancing on several CPUs, this covers paths the one-CPU test cannot;
+// each of them outweighs the edges, so leaving one out fails here.
+TEST(Experiment, KernelWorkByPathIsTheBusyTimeInTheWindowWithoutSmt) {
+  constexpr int64_t kEdgesNs = 100000;
+  for (const char* bench : {"messaging", "pipe"}) {
+    experiment::RunSpec spec;
+    spec.machine = "2s2c1t";
+    spec.bench = bench;
+    const bool pipe = std::string(bench) == "pipe";
+    spec.bench_args = pipe ? std::vector<std::string>{"-l", "2000"} : std::vector<std::string>{"-g", "1", "-l", "20"};
+    spec.instances = pipe ? 2 : 1;
+    const auto r = experiment::run_once(spec);
+    const auto& s = r.stats;
+    int64_t work = 0;
+    std::map<std::string, int64_t> by_path;
+    for (const auto& [p, ns] : s.work_by_path) {
+      work += ns;
+      by_path[p] = ns;
+    }
+    EXPECT_GT(by_path["placement"], kEdgesNs) << bench;
+    EXPECT_GT(by_path["ipi"], kEdgesNs) << bench;
+    if (!pipe) EXPECT_GT(by_path["balance"], kEdgesNs);
+    const int64_t unexplained = s.busy_ns_total - s.spin_ns_total - s.switch_wait_ns - work;
+    EXPECT_LT(std::llabs(unexplained), kEdgesNs) << bench << ": busy " << s.busy_ns_total << ", work " << work;
+  }
+}

@@ -168,7 +168,7 @@ TEST(StatsCollector, KernelWorkByPathAddsUpToTheBusyTimeOnOneCpu) {
   for (const auto& [p, ns] : summary.work_by_path) sum += ns;
   near(sum - summary.busy_ns_total, static_cast<double>(costs.exit_base + costs.schedule_base + costs.rq_lock_hold));
   near(work_of(summary, "syscalls"), 2.0 * kCalls * static_cast<double>(kCallNs + costs.syscall_entry));
-  near(work_of(summary, "fork_exec_exit"), 2.0 * static_cast<double>(costs.exit_base));
+  near(work_of(summary, "process"), 2.0 * static_cast<double>(costs.exit_base));
   ASSERT_GT(switches.n, 0);
   near(work_of(summary, "context_switch"), static_cast<double>(switches.n * costs.context_switch));
   ASSERT_GT(summary.wakeups, 0);
