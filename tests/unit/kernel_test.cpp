@@ -806,6 +806,35 @@ int64_t sleeper_charged(const char* preset, const char* features, int64_t tail_n
 }
 }  // namespace
 
+// place_entity() (fair.c 4.0) credits a wakee that slept while its CPU ran
+// on with at most sched_latency/2 of vruntime (GENTLE_FAIR_SLEEPERS; 3 ms on
+// one CPU, where the latency is not scaled up), and check_preempt_wakeup()
+// compares it with the running task, whose vruntime is that credit ahead: more
+// than the 1 ms wakeup granularity, so the wakee preempts. The statistics
+// sum the credit and the lead, so that a run's means can be read off them.
+TEST(Cfs, TheStatisticsSumTheSleeperCreditAndTheRunningTasksLead) {
+  TinySim s("1s1c1t", "linux-4.0");
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) { return sleeper(p, &wq, &flag); }, 0);
+  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
+    co_await waker(p, &wq, &flag);
+    co_await p.user(2000000);
+  }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  std::map<std::string, int64_t> st;
+  for (const auto& [k, v] : s.k.policy().stats()) st[k] = v;
+  EXPECT_EQ(st["wakeups_placed"], 1);
+  EXPECT_EQ(st["wakeups_lag_capped"], 1);
+  EXPECT_EQ(st["wakeup_credit_us"], 3000);
+  EXPECT_EQ(st["wakeup_preempt_checks"], 1);
+  EXPECT_EQ(st["wakeup_preemptions"], 1);
+  // The waker's vruntime moved on by its try_to_wake_up() work between the
+  // enqueue and the check.
+  EXPECT_GE(st["wakeup_preempt_lead_us"], 3000);
+  EXPECT_LT(st["wakeup_preempt_lead_us"], 3010);
+}
+
 // update_curr() charges on rq_clock_task(), which the skip holds at the
 // wakee's enqueue: the waker's kernel time between a preempting wakeup and
 // the switch is charged to the wakee (set_next_entity() starts it on that

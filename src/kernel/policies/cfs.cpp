@@ -305,7 +305,16 @@ class Cfs final : public SchedClass {
     // running one (on wakeups, and when fork, balancing or migration queue a
     // task beside it); and how many of those preempted it.
     v.emplace_back("wakeups_lag_capped", lag_capped_);
+    // And how far behind min_vruntime the wakees were placed (the sleeper
+    // credit, summed: divide by wakeups_placed), and how far the running
+    // entity's vruntime was ahead of the one it was compared with (summed:
+    // divide by wakeup_preempt_checks). A check preempts when that lead
+    // exceeds the wakeup granularity (4 ms of a nice-0 task's vruntime on 8
+    // or more CPUs), so a lead that averages near it marks a ping-pong.
+    v.emplace_back("wakeups_placed", wakeups_placed_);
+    v.emplace_back("wakeup_credit_us", wakeup_credit_ns_ / 1000);
     v.emplace_back("wakeup_preempt_checks", wakeup_preempt_checks_);
+    v.emplace_back("wakeup_preempt_lead_us", wakeup_preempt_lead_ns_ / 1000);
     v.emplace_back("wakeup_preemptions", wakeup_preemptions_);
     // /proc/schedstat's load_balance() outcomes, summed over domains.
     static const char* const kIdleName[] = {"busy", "idle", "newidle"};
@@ -494,6 +503,7 @@ class Cfs final : public SchedClass {
   int64_t placement_scans_ = 0;    // runqueues read by placements, for stats()
   int64_t placements_ = 0;         // select_task_rq() calls, for stats()
   int64_t lag_capped_ = 0, wakeup_preempt_checks_ = 0, wakeup_preemptions_ = 0;  // for stats()
+  int64_t wakeups_placed_ = 0, wakeup_credit_ns_ = 0, wakeup_preempt_lead_ns_ = 0;
   int64_t last_balance_cost_ = 0;
 };
 
@@ -636,6 +646,10 @@ void Cfs::place_entity(CfsRq& cfs, SchedEntity* se, bool initial) {
   if (static_cast<int64_t>(vruntime - se->vruntime) > 0) {
     se->vruntime = vruntime;
     if (!initial && se->task) ++lag_capped_;
+  }
+  if (!initial && se->task) {
+    ++wakeups_placed_;
+    wakeup_credit_ns_ += static_cast<int64_t>(cfs.min_vruntime - se->vruntime);
   }
 }
 
@@ -1199,6 +1213,7 @@ void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
   }
   update_curr(*se->cfs_rq);
   ++wakeup_preempt_checks_;
+  wakeup_preempt_lead_ns_ += static_cast<int64_t>(se->vruntime - pse->vruntime);
   if (wakeup_preempt_entity(se, pse) == 1) {
     if (!next_buddy_marked) set_buddy(pse, &CfsRq::next);
     core_.resched_curr(cpu);
