@@ -495,6 +495,32 @@ std::string format_table(const ExperimentResult& r) {
       o << "\n";
     }
   }
+  // Batching or ping-pong: how much sleeper credit wakees were placed with,
+  // and how far the running task was ahead of them when compared; a lead
+  // above the wakeup granularity preempts (CFS counters, whole run).
+  auto policy_value = [](const obs::Summary& s, const char* key) -> double {
+    for (const auto& [k, v] : s.policy)
+      if (k == key) return static_cast<double>(v);
+    return -1;
+  };
+  bool any_checks = false;
+  for (const auto& st : r.stats) any_checks |= policy_value(std::get<2>(st), "wakeup_preempt_checks") > 0;
+  if (any_checks) {
+    o << "\nWakeup preemption (CFS, whole run; mean over repeats):\n";
+    std::snprintf(buf, sizeof buf, "%-34s %-18s %11s %8s %13s %13s\n", "workload", "variant", "checks", "preempt",
+                  "credit/wakeup", "lead/check");
+    o << buf;
+    for (const auto& [wl, var, s] : r.stats) {
+      const double checks = policy_value(s, "wakeup_preempt_checks");
+      const double placed = policy_value(s, "wakeups_placed");
+      if (checks <= 0 || placed <= 0) continue;
+      std::snprintf(buf, sizeof buf, "%-34s %-18s %11.0f %7.1f%% %11.2fms %11.2fms\n", wl.c_str(), var.c_str(), checks,
+                    100.0 * policy_value(s, "wakeup_preemptions") / checks,
+                    policy_value(s, "wakeup_credit_us") / placed / 1000.0,
+                    policy_value(s, "wakeup_preempt_lead_us") / checks / 1000.0);
+      o << buf;
+    }
+  }
   for (const auto& p : r.problems) o << "PROBLEM: " << p << "\n";
   return o.str();
 }
