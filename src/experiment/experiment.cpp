@@ -506,14 +506,20 @@ std::string format_table(const ExperimentResult& r) {
   bool any_checks = false;
   for (const auto& st : r.stats) any_checks |= policy_value(std::get<2>(st), "wakeup_preempt_checks") > 0;
   if (any_checks) {
-    o << "\nWakeup preemption (CFS, whole run; mean over repeats):\n";
+    o << "\nWakeup preemption (CFS, whole run; ratios of the sums averaged over repeats):\n";
     std::snprintf(buf, sizeof buf, "%-34s %-18s %11s %8s %13s %13s\n", "workload", "variant", "checks", "preempt",
                   "credit/wakeup", "lead/check");
     o << buf;
     for (const auto& [wl, var, s] : r.stats) {
       const double checks = policy_value(s, "wakeup_preempt_checks");
       const double placed = policy_value(s, "wakeups_placed");
-      if (checks <= 0 || placed <= 0) continue;
+      if (checks < 0 || placed < 0) continue;  // not CFS
+      if (checks == 0 || placed == 0) {
+        std::snprintf(buf, sizeof buf, "%-34s %-18s %11.0f %8s %13s %13s\n", wl.c_str(), var.c_str(), checks, "-", "-",
+                      "-");
+        o << buf;
+        continue;
+      }
       std::snprintf(buf, sizeof buf, "%-34s %-18s %11.0f %7.1f%% %11.2fms %11.2fms\n", wl.c_str(), var.c_str(), checks,
                     100.0 * policy_value(s, "wakeup_preemptions") / checks,
                     policy_value(s, "wakeup_credit_us") / placed / 1000.0,

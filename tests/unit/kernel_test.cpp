@@ -806,33 +806,50 @@ int64_t sleeper_charged(const char* preset, const char* features, int64_t tail_n
 }
 }  // namespace
 
-// place_entity() (fair.c 4.0) credits a wakee that slept while its CPU ran
-// on with at most sched_latency/2 of vruntime (GENTLE_FAIR_SLEEPERS; 3 ms on
-// one CPU, where the latency is not scaled up), and check_preempt_wakeup()
-// compares it with the running task, whose vruntime is that credit ahead: more
-// than the 1 ms wakeup granularity, so the wakee preempts. The statistics
-// sum the credit and the lead, so that a run's means can be read off them.
-TEST(Cfs, TheStatisticsSumTheSleeperCreditAndTheRunningTasksLead) {
+namespace {
+// A sleeper on one CPU, woken by a waker that ran `waker_ms` first; the CFS
+// counters at the end.
+std::map<std::string, int64_t> credit_and_lead_after(int waker_ms) {  // >= 2: the sleeper must get to sleep first
   TinySim s("1s1c1t", "linux-4.0");
   kernel::WaitQueue wq;
   bool flag = false;
   s.k.spawn("sleeper", [&](Proc& p) { return sleeper(p, &wq, &flag); }, 0);
-  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
-    co_await waker(p, &wq, &flag);
+  s.k.spawn("waker", [&, waker_ms](Proc& p) -> Co<void> {
+    for (int i = 0; i < waker_ms; ++i) co_await p.user(1000000);
+    flag = true;
+    co_await p.wake_up(wq, 1, 0);
     co_await p.user(2000000);
   }, 0);
-  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   std::map<std::string, int64_t> st;
   for (const auto& [k, v] : s.k.policy().stats()) st[k] = v;
+  return st;
+}
+}  // namespace
+
+// place_entity() (fair.c 4.0) credits a wakee that slept while its CPU ran
+// on with at most sched_latency/2 of vruntime (GENTLE_FAIR_SLEEPERS; 3 ms on
+// one CPU, where the latency is not scaled up), and check_preempt_wakeup()
+// compares it with the running task: on one CPU with only the waker running,
+// min_vruntime is the waker's vruntime, so the lead equals the credit. Past
+// the 1 ms wakeup granularity the wakee preempts. The statistics sum the
+// credit and the lead (signed), so that a run's means can be read off them.
+TEST(Cfs, TheStatisticsSumTheSleeperCreditAndTheRunningTasksLead) {
+  auto st = credit_and_lead_after(10);  // long enough to reach the cap
   EXPECT_EQ(st["wakeups_placed"], 1);
   EXPECT_EQ(st["wakeups_lag_capped"], 1);
   EXPECT_EQ(st["wakeup_credit_us"], 3000);
   EXPECT_EQ(st["wakeup_preempt_checks"], 1);
+  EXPECT_EQ(st["wakeup_preempt_lead_us"], 3000);
   EXPECT_EQ(st["wakeup_preemptions"], 1);
-  // The waker's vruntime moved on by its try_to_wake_up() work between the
-  // enqueue and the check.
-  EXPECT_GE(st["wakeup_preempt_lead_us"], 3000);
-  EXPECT_LT(st["wakeup_preempt_lead_us"], 3010);
+  // A shorter sleep earns less than the cap, still equal to the lead.
+  st = credit_and_lead_after(5);
+  EXPECT_EQ(st["wakeups_placed"], 1);
+  EXPECT_EQ(st["wakeups_lag_capped"], 0);
+  EXPECT_GT(st["wakeup_credit_us"], 0);
+  EXPECT_LT(st["wakeup_credit_us"], 3000);
+  EXPECT_NEAR(st["wakeup_preempt_lead_us"], st["wakeup_credit_us"], 1);
+  EXPECT_EQ(st["wakeup_preemptions"], 1);  // ~2 ms, past the 1 ms granularity
 }
 
 // update_curr() charges on rq_clock_task(), which the skip holds at the

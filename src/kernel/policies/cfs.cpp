@@ -306,11 +306,13 @@ class Cfs final : public SchedClass {
     // task beside it); and how many of those preempted it.
     v.emplace_back("wakeups_lag_capped", lag_capped_);
     // And how far behind min_vruntime the wakees were placed (the sleeper
-    // credit, summed: divide by wakeups_placed), and how far the running
-    // entity's vruntime was ahead of the one it was compared with (summed:
-    // divide by wakeup_preempt_checks). A check preempts when that lead
-    // exceeds the wakeup granularity (4 ms of a nice-0 task's vruntime on 8
-    // or more CPUs), so a lead that averages near it marks a ping-pong.
+    // credit, signed: a wakee that ran ahead is placed above; summed, so
+    // divide by wakeups_placed), and how far the running entity's vruntime
+    // was ahead of the one it was compared with (signed, summed: divide by
+    // wakeup_preempt_checks). A check preempts when that lead exceeds the
+    // wakeup granularity (4 ms on 8 or more CPUs for a nice-0 wakee; scaled
+    // by the weight of the entity compared, so a group entity's differs), so
+    // a lead that averages near it marks a ping-pong.
     v.emplace_back("wakeups_placed", wakeups_placed_);
     v.emplace_back("wakeup_credit_us", wakeup_credit_ns_ / 1000);
     v.emplace_back("wakeup_preempt_checks", wakeup_preempt_checks_);
