@@ -34,6 +34,14 @@ const std::vector<FeatureInfo>& feature_catalog() {
       {"WAKE_WIDE_V2", "cfs",
        "Mike Galbraith, \"sched/fair: Beef up wake_wide()\" (63b0e9edceec, v4.3): symmetric "
        "wake_wide() in select_task_rq_fair(), wide wakeups skip wake_affine()"},
+      {"WAKE_AFFINE_V54", "cfs",
+       "what-if from v5.4 (wake_affine_idle() then wake_affine_weight(), WA_IDLE/WA_WEIGHT/WA_BIAS): an idle "
+       "waking CPU or a sync waker alone on its runqueue pulls the wakee, else runnable loads compared; off = "
+       "4.0's effective_load() comparison"},
+      {"SELECT_IDLE_V54", "cfs",
+       "what-if from v5.4 (select_idle_sibling() with recent_used_cpu, select_idle_core() gated by "
+       "has_idle_cores, select_idle_cpu() with SIS_PROP's scan budget, select_idle_smt()): any idle CPU of "
+       "the LLC, not only a fully idle group; off = 4.0's"},
       {"NOHZ_ILB_OTHERS_FIRST", "cfs",
        "Preeti U Murthy, \"sched: Improve load balancing in the presence of idle CPUs\" (v4.1): the "
        "kicked CPU runs nohz_idle_balance() for the other idle CPUs before its own rebalance_domains(); "

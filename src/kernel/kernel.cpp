@@ -635,6 +635,7 @@ void Kernel::enter_idle(int c) {
   k.idle = true;
   k.irq_from_idle = false;
   end_nohz_kick(k);
+  policy_->set_next_task_idle(c);
   k.armed = false;
   ++k.gen;
   machine_.set_executing(c, false);

@@ -181,6 +181,8 @@ class SchedClass {
   virtual void cpu_went_idle(int cpu) {}
   // Called when a CPU leaves its idle loop and restarts its stopped tick.
   virtual void cpu_exited_idle(int cpu) {}
+  // Called when a CPU switches to its idle task (set_next_task_idle()).
+  virtual void set_next_task_idle(int cpu) {}
   // Whether cpu is in nohz.idle_cpus_mask (for tests).
   [[nodiscard]] virtual bool nohz_idle(int cpu) const { return false; }
 };

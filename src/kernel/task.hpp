@@ -108,6 +108,9 @@ struct Task {
   Task* last_wakee = nullptr;
   unsigned wakee_flips = 0;
   int64_t wakee_flip_decay_ts = 0;  // jiffies
+  // v5.4's p->recent_used_cpu (SELECT_IDLE_V54): the CPU the task ran on
+  // when it last woke another task with want_affine (or was forked from).
+  int recent_used_cpu = -1;
 
   // ---- Linux 2.4 ----
   int counter = 0;      // remaining ticks of the time slice

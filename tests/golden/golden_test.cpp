@@ -266,6 +266,50 @@ TEST(Golden, Seed000BatchSdWakeIdleDoesNotStack) {
 }
 
 namespace {
+// v5.4's select_idle_sibling() (the what-if SELECT_IDLE_V54) against 4.0's,
+// on one socket of two cores with two threads (cores {0,2} and {1,3}). The
+// sleeper last ran on CPU 1 and is woken by the hog on CPU 0 once hogs hold
+// CPUs 1 and 2: only CPU 3 is idle, and no core is. 4.0 looks only for a
+// group (core) whose CPUs are all idle, finds none and keeps the busy
+// target; 5.4's select_idle_core() finds none either (and clears
+// has_idle_cores), then select_idle_cpu() finds CPU 3.
+int idle_thread_wakeup(const char* features, const char* golden, int64_t* idle_cpu_hits) {
+  TinySim s("1s2c2t", "linux-4.0", 1, features);
+  obs::FtraceWriter trace(4);
+  s.k.add_observer(&trace);
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) { return blocker(p, &wq, &flag); }, 1);
+  s.k.spawn("hog0", [&](Proc& p) { return waking_hog(p, &wq, &flag); }, 0);
+  for (int cpu : {1, 2})
+    s.k.events().schedule(sim::Time(50000), sim::Phase::Control, [&s, cpu] {
+      s.k.spawn(cpu == 1 ? "hog1" : "hog2", [](Proc& p) { return hog(p, 500000, 100000); }, cpu);
+    });
+  check_golden(golden, s, trace);
+  *idle_cpu_hits = -1;
+  for (const auto& [name, value] : s.k.policy().stats())
+    if (name == "sis_idle_cpu") *idle_cpu_hits = value;
+  return target_cpu_of(trace, "sched_wakeup: comm=sleeper");
+}
+}  // namespace
+
+TEST(Golden, CfsSelectIdleSiblingKeepsTheBusyTargetWithoutAnIdleCore) {
+  int64_t hits = 0;
+  const int cpu = idle_thread_wakeup("", "cfs_sis_no_idle_core", &hits);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_TRUE(cpu == 0 || cpu == 1) << "woken onto cpu " << cpu;
+  EXPECT_EQ(hits, -1);  // the counter exists only with SELECT_IDLE_V54
+}
+
+TEST(Golden, CfsSelectIdleV54FindsTheIdleThreadOfABusyCore) {
+  int64_t hits = 0;
+  const int cpu = idle_thread_wakeup("SELECT_IDLE_V54", "cfs_sis_v54_idle_thread", &hits);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(cpu, 3);
+  EXPECT_EQ(hits, 1);
+}
+
+namespace {
 Co<void> announced_blocker(Proc& p, kernel::WaitQueue* wq, bool* flag, bool* sleeping) {
   co_await p.user(20000);
   *sleeping = true;

@@ -397,6 +397,37 @@ TEST(RunOnce, PlacementsReadEachOtherRunqueueAtMostOnce) {
   EXPECT_LE(reads, 7 * placements);
 }
 
+// v5.4's select_idle_sibling() (the what-if SELECT_IDLE_V54): every call
+// ends in exactly one of its outcomes, wakeups only (fork placements take
+// the slow path), and a select_idle_cpu() scan cut short by SIS_PROP's
+// budget finds nothing, so it ends on the target's sibling or the busy
+// target. The run is deterministic like any other.
+TEST(RunOnce, SelectIdleV54AccountsForEveryFastPathWakeup) {
+  experiment::RunSpec s;
+  s.machine = "2s4c2t";
+  s.bench = "messaging";
+  s.bench_args = {"-g", "4", "-l", "100"};
+  s.features = "SELECT_IDLE_V54";
+  const auto o = experiment::run_once(s);
+  ASSERT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
+  std::map<std::string, int64_t> policy(o.stats.policy.begin(), o.stats.policy.end());
+  const int64_t outcomes = policy["sis_target_idle"] + policy["sis_prev_idle"] + policy["sis_recent_used_cpu"] +
+                           policy["sis_idle_core"] + policy["sis_idle_cpu"] + policy["sis_idle_smt"] +
+                           policy["sis_busy_target"];
+  EXPECT_EQ(outcomes, policy["wakeups_placed"]);  // one placement per wakeup of a sleeping task
+  EXPECT_GT(policy["sis_idle_cpu"], 0);
+  EXPECT_GT(policy["sis_busy_target"], 0);
+  EXPECT_LE(policy["sis_scans_cut"], policy["sis_idle_smt"] + policy["sis_busy_target"]);
+  EXPECT_EQ(experiment::run_once(s).output.text, o.output.text);
+  // 4.0's select_idle_sibling() takes a different course on the same load.
+  s.features = "";
+  const auto base = experiment::run_once(s);
+  EXPECT_EQ(std::count_if(base.stats.policy.begin(), base.stats.policy.end(),
+                          [](const auto& kv) { return kv.first.rfind("sis_", 0) == 0; }),
+            0);
+  EXPECT_NE(base.stats.context_switches, o.stats.context_switches);
+}
+
 // Josef's patch read literally only reaches domains with SD_BALANCE_WAKE,
 // and 4.0 sets it on none: on stock domains the run is the baseline's, event
 // for event. With the flag set it takes slow paths.

@@ -276,6 +276,7 @@ class Cfs final : public SchedClass {
   void nohz_idle_balance(int cpu) override;
   void cpu_went_idle(int cpu) override;
   void cpu_exited_idle(int cpu) override;
+  void set_next_task_idle(int cpu) override;
   bool nohz_idle(int cpu) const override { return nohz_idle_mask_.test(cpu); }
   int nr_running(int cpu) const override { return rq(cpu).cfs.h_nr_running; }
   int64_t runnable_load(int cpu) const override { return rq(cpu).cfs.runnable_load_avg; }
@@ -296,6 +297,20 @@ class Cfs final : public SchedClass {
     if (feat("SD_WAKE_IDLE")) {
       v.emplace_back("sd_wake_idle_searches", sd_wake_idle_searches_);
       v.emplace_back("sd_wake_idle_found", sd_wake_idle_found_);
+    }
+    if (feat("SELECT_IDLE_V54")) {
+      // Where select_idle_sibling() found its CPU: target or prev idle, the
+      // recent_used_cpu, an idle core, an idle CPU, the target's idle
+      // sibling, or none (the busy target); and the select_idle_cpu() scans
+      // that SIS_PROP's budget ended before an idle CPU was found.
+      v.emplace_back("sis_target_idle", sis_.target);
+      v.emplace_back("sis_prev_idle", sis_.prev);
+      v.emplace_back("sis_recent_used_cpu", sis_.recent);
+      v.emplace_back("sis_idle_core", sis_.core);
+      v.emplace_back("sis_idle_cpu", sis_.cpu);
+      v.emplace_back("sis_idle_smt", sis_.smt);
+      v.emplace_back("sis_busy_target", sis_.busy);
+      v.emplace_back("sis_scans_cut", sis_.scan_cut);
     }
     v.emplace_back("placements", placements_);
     v.emplace_back("placement_rq_reads", placement_scans_);
@@ -453,6 +468,13 @@ class Cfs final : public SchedClass {
   int wake_idle(Task* p, int cpu);
   int select_task_rq_v43(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags);
   bool wake_wide_v43(Task* p) const;
+  // v5.4's wake placement (what-ifs WAKE_AFFINE_V54, SELECT_IDLE_V54).
+  bool wake_affine_v54(const SchedDomain& sd, Task* p, int this_cpu, int prev_cpu, int sync);
+  int select_idle_sibling_v54(Task* p, int prev, int target);
+  int select_idle_core(Task* p, const SchedDomain& llc, int target);
+  int select_idle_cpu(Task* p, const SchedDomain& llc, int target);
+  int select_idle_smt(Task* p, int target);
+  int wake_target(Task* p, int prev, int target, bool want_affine);
 
   // balancing
   int load_balance(int this_cpu, int level, CpuIdleType idle, bool* continue_balancing);
@@ -506,6 +528,14 @@ class Cfs final : public SchedClass {
   int64_t placements_ = 0;         // select_task_rq() calls, for stats()
   int64_t lag_capped_ = 0, wakeup_preempt_checks_ = 0, wakeup_preemptions_ = 0;  // for stats()
   int64_t wakeups_placed_ = 0, wakeup_credit_ns_ = 0, wakeup_preempt_lead_ns_ = 0;
+  // v5.4's LLC-wide state, indexed by llc_id (the LLC's first CPU):
+  // sd_llc_shared->has_idle_cores and sd_llc->avg_scan_cost (ns).
+  std::vector<char> has_idle_cores_;
+  std::vector<int64_t> avg_scan_cost_;
+  bool select_idle_v54_ = false, wake_affine_v54_ = false;  // the features, read once (hot paths)
+  struct SisStats {
+    int64_t target = 0, prev = 0, recent = 0, core = 0, cpu = 0, smt = 0, busy = 0, scan_cut = 0;
+  } sis_;
   int64_t last_balance_cost_ = 0;
 };
 
@@ -523,6 +553,12 @@ Cfs::Cfs(SchedCore& core) : core_(core) {
     r.cpu_capacity = sib > 1 ? 1178 / sib : SCHED_CAPACITY_SCALE;
     r.cfs.cpu = c;
   }
+  // Every CPU entered idle at boot, so each LLC starts with an idle core
+  // recorded (__update_idle_core()); the scan cost starts at 0 (kzalloc).
+  has_idle_cores_.assign(static_cast<size_t>(n), 1);
+  avg_scan_cost_.assign(static_cast<size_t>(n), 0);
+  select_idle_v54_ = core.config().feat("SELECT_IDLE_V54");
+  wake_affine_v54_ = core.config().feat("WAKE_AFFINE_V54");
   group_sched_ =
       core.config().sysctl("sched_autogroup_enabled") != 0 || core.config().sysctl("fair_group_sched") != 0;
   if (group_sched_ && version() < 400)
@@ -1576,6 +1612,9 @@ int Cfs::select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags)
   placement_scan_ns_ = 0;
   placement_read_ = hw::CpuMask{};
   ++placements_;
+  // wake_up_new_task() (v5.4): "recent_used_cpu is initially set as the
+  // last CPU used by a task".
+  if (sd_flag & SD_BALANCE_FORK) p->recent_used_cpu = prev_cpu;
   const int cpu = select_task_rq_fair(p, prev_cpu, sd_flag, wake_flags);
   if (placement_scan_ns_ > 0) core_.charge(core_.this_cpu(), placement_scan_ns_, CostPath::Placement);
   return cpu;
@@ -1607,12 +1646,15 @@ int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_f
     }
     if (tmp.flags & sd_flag) sd_level = static_cast<int>(l);
   }
-  if (affine_sd && cpu != prev_cpu && wake_affine(*affine_sd, p, sync)) prev_cpu = cpu;
+  if (affine_sd && cpu != prev_cpu &&
+      (wake_affine_v54_ ? wake_affine_v54(*affine_sd, p, cpu, prev_cpu, sync)
+                               : wake_affine(*affine_sd, p, sync)))
+    prev_cpu = cpu;
   if (sd_flag & SD_BALANCE_WAKE) {
     // v4.0: every wakeup ends in select_idle_sibling(); 3.10 only when an
     // affine domain was found, otherwise the find_idlest path below.
     if (version() >= 400 || affine_sd) {
-      new_cpu = select_idle_sibling(p, prev_cpu);
+      new_cpu = wake_target(p, p->cpu, prev_cpu, want_affine);
       if (feat("WAKE_IDLE_CPU_LITERAL") && !core_.idle_cpu(new_cpu)) {
         // The patch as its diff reads: `if (idle_cpu(new_cpu)) goto unlock;`
         // and on into `while (sd)`, with sd as the loop above left it.
@@ -1756,11 +1798,13 @@ int Cfs::select_task_rq_v43(Task* p, int prev_cpu, uint32_t sd_flag, int wake_fl
   }
   if (affine_sd) {
     sd_level = -1;  // Prefer wake_affine over balance flags
-    if (cpu != prev_cpu && wake_affine(*affine_sd, p, sync)) new_cpu = cpu;
+    if (cpu != prev_cpu && (wake_affine_v54_ ? wake_affine_v54(*affine_sd, p, cpu, prev_cpu, sync)
+                                                    : wake_affine(*affine_sd, p, sync)))
+      new_cpu = cpu;
   }
   if (sd_level < 0) {
     if (sd_flag & SD_BALANCE_WAKE) {
-      new_cpu = select_idle_sibling(p, new_cpu);
+      new_cpu = wake_target(p, prev_cpu, new_cpu, want_affine);
       if (!feat("WAKE_IDLE_CPU") || core_.idle_cpu(new_cpu)) return new_cpu;
       for (size_t l = 0; l < chain.size(); ++l)
         if (chain[l].flags & SD_LOAD_BALANCE) sd_level = static_cast<int>(l);
@@ -1782,6 +1826,210 @@ bool Cfs::wake_wide_v43(Task* p) const {
   if (master < slave) std::swap(master, slave);
   if (slave < factor || master < slave * factor) return false;
   return true;
+}
+
+// ------------------------------------------- v5.4 wake placement (what-if) ---
+//
+// v5.4's kernel/sched/fair.c, read for the what-ifs WAKE_AFFINE_V54 and
+// SELECT_IDLE_V54: they swap 4.0's wake_affine() and select_idle_sibling()
+// for 5.4's inside whichever select_task_rq_fair() walk runs (4.0's, or
+// v4.3's with WAKE_WIDE_V2, which is 5.4's walk). Nothing else of 5.4 comes
+// with them: PELT, update_min_vruntime() and the balancer stay 4.0's, so
+// they say what 5.4's placement alone does to a 4.0 kernel. Readings chosen:
+// avg_idle keeps 4.0's cap (2 * sched_migration_cost; 5.4 caps at
+// 2 * max_idle_balance_cost, which is at least that), and the scan time
+// select_idle_cpu() averages is the runqueue reads it charges (read_rq()).
+
+// select_idle_sibling()'s entry: 5.4's with recent_used_cpu bookkeeping
+// (select_task_rq_fair(): "if (want_affine) current->recent_used_cpu = cpu"),
+// or 4.0's.
+int Cfs::wake_target(Task* p, int prev, int target, bool want_affine) {
+  if (!select_idle_v54_) return select_idle_sibling(p, target);
+  const int cpu = select_idle_sibling_v54(p, prev, target);
+  Task* current = core_.current();
+  if (want_affine && current) current->recent_used_cpu = core_.this_cpu();
+  return cpu;
+}
+
+// wake_affine() = wake_affine_idle(), then wake_affine_weight() (WA_IDLE,
+// WA_WEIGHT and WA_BIAS on, as 5.4 ships them). True when the wakee moves to
+// this_cpu; wake_affine_idle() may also pick prev_cpu, which is no move.
+bool Cfs::wake_affine_v54(const SchedDomain& sd, Task* p, int this_cpu, int prev_cpu, int sync) {
+  // In 4.0's walk the wake_wide() test stays where 4.0 has it.
+  if (feat("WAKE_WIDE") && !feat("WAKE_WIDE_V2") && wake_wide(p)) return false;
+  int target = -1;
+  // wake_affine_idle(): "If this_cpu is idle, it implies the wakeup is from
+  // interrupt context. Only allow the move if cache is shared."
+  if (core_.idle_cpu(this_cpu) && core_.domains().cpus_share_cache(this_cpu, prev_cpu)) {
+    read_rq(prev_cpu);
+    target = core_.idle_cpu(prev_cpu) ? prev_cpu : this_cpu;
+  } else if (sync && nr_running(this_cpu) == 1) {
+    target = this_cpu;
+  }
+  if (target < 0) {
+    // wake_affine_weight(): cpu_runnable_load() is runnable_load_avg, as
+    // 4.0's weighted_cpuload().
+    int64_t this_eff_load = weighted_cpuload(this_cpu);
+    Task* current = core_.current();
+    if (sync && current) {
+      const int64_t current_load = task_h_load(current);
+      if (current_load > this_eff_load) target = this_cpu;
+      this_eff_load -= current_load;
+    }
+    if (target < 0) {
+      const int64_t task_load = task_h_load(p);
+      this_eff_load = (this_eff_load + task_load) * 100 * capacity_of(prev_cpu);
+      read_rq(prev_cpu);
+      int64_t prev_eff_load = (weighted_cpuload(prev_cpu) - task_load) * (100 + (sd.imbalance_pct - 100) / 2) *
+                              capacity_of(this_cpu);
+      // "If sync, adjust the weight of prev_eff_load such that if prev_eff
+      // == this_eff that select_idle_sibling() will consider stacking the
+      // wakee on top of the waker if no other CPU is idle."
+      if (sync) prev_eff_load += 1;
+      if (this_eff_load < prev_eff_load) target = this_cpu;
+    }
+  }
+  const bool affine = target == this_cpu;
+  core_.note_wake_affine(affine);
+  return affine;
+}
+
+// select_idle_sibling(p, prev, target): target or prev if idle, the wakee's
+// recent_used_cpu, then an idle core, an idle CPU within the scan budget,
+// or target's idle SMT sibling, all within target's LLC.
+int Cfs::select_idle_sibling_v54(Task* p, int prev, int target) {
+  const auto& doms = core_.domains();
+  read_rq(target);
+  if (core_.idle_cpu(target)) {
+    ++sis_.target;
+    return target;
+  }
+  // "If the previous CPU is cache affine and idle, don't be stupid."
+  if (prev != target && doms.cpus_share_cache(prev, target)) {
+    read_rq(prev);
+    if (core_.idle_cpu(prev)) {
+      ++sis_.prev;
+      return prev;
+    }
+  }
+  const int recent = p->recent_used_cpu;
+  if (recent >= 0 && recent != prev && recent != target && doms.cpus_share_cache(recent, target)) {
+    read_rq(recent);
+    if (core_.idle_cpu(recent) && p->cpus_allowed.test(recent)) {
+      // "Replace recent_used_cpu with prev as it is a potential candidate
+      // for the next wake."
+      p->recent_used_cpu = prev;
+      ++sis_.recent;
+      return recent;
+    }
+  }
+  const int level = doms.llc_level(target);
+  if (level >= 0) {
+    const SchedDomain& llc = doms.of(target)[static_cast<size_t>(level)];
+    int i = select_idle_core(p, llc, target);
+    if (i >= 0) {
+      ++sis_.core;
+      return i;
+    }
+    i = select_idle_cpu(p, llc, target);
+    if (i >= 0) {
+      ++sis_.cpu;
+      return i;
+    }
+    i = select_idle_smt(p, target);
+    if (i >= 0) {
+      ++sis_.smt;
+      return i;
+    }
+  }
+  ++sis_.busy;
+  return target;
+}
+
+// "Scan the entire LLC domain for idle cores; this dynamically switches off
+// if there are no idle cores left in the system."
+int Cfs::select_idle_core(Task* p, const SchedDomain& llc, int target) {
+  const auto& topo = core_.machine().topo();
+  const size_t id = static_cast<size_t>(core_.domains().llc_id(target));
+  if (topo.smt_mask(target).weight() < 2 || !has_idle_cores_[id]) return -1;
+  const hw::CpuMask allowed = llc.span & p->cpus_allowed;
+  hw::CpuMask cpus = allowed;  // the loop clears each core's siblings
+  int found = -1;
+  allowed.for_each_wrap(target, [&](int core) {
+    if (found >= 0 || !cpus.test(core)) return;
+    bool idle = true;
+    topo.smt_mask(core).for_each([&](int cpu) {
+      cpus.clear(cpu);
+      read_rq(cpu);
+      if (!core_.idle_cpu(cpu)) idle = false;
+    });
+    if (idle) found = core;
+  });
+  if (found < 0) has_idle_cores_[id] = 0;  // "Failed to find an idle core; stop looking for one."
+  return found;
+}
+
+// "Scan the LLC domain for idle CPUs; this is dynamically regulated by
+// comparing the average scan cost (tracked in sd->avg_scan_cost) against
+// the average idle time for this rq (as found in rq->avg_idle)." SIS_PROP
+// on, SIS_AVG_CPU off (5.4's defaults).
+int Cfs::select_idle_cpu(Task* p, const SchedDomain& llc, int target) {
+  const int this_cpu = core_.this_cpu();
+  if (core_.domains().llc_level(this_cpu) < 0) return -1;
+  int64_t& avg_scan_cost = avg_scan_cost_[static_cast<size_t>(core_.domains().llc_id(this_cpu))];
+  // "Due to large variance we need a large fuzz factor; hackbench in
+  // particularly is sensitive here."
+  const int64_t avg_idle = rq(this_cpu).avg_idle / 512;
+  const int64_t avg_cost = avg_scan_cost + 1;
+  const int64_t span_avg = llc.span_weight * avg_idle;
+  int64_t nr = span_avg > 4 * avg_cost ? span_avg / avg_cost : 4;
+  const int64_t start = placement_scan_ns_;
+  int found = -1;
+  bool done = false;
+  llc.span.for_each_wrap(target, [&](int cpu) {
+    if (done) return;
+    if (!--nr) {
+      done = true;  // the budget ran out: return si_cpu (-1) without timing the scan
+      return;
+    }
+    if (!p->cpus_allowed.test(cpu)) return;
+    read_rq(cpu);
+    if (core_.idle_cpu(cpu)) {
+      found = cpu;
+      done = true;
+    }
+  });
+  if (done && found < 0) {
+    ++sis_.scan_cut;
+    return -1;
+  }
+  avg_scan_cost += (placement_scan_ns_ - start - avg_scan_cost) / 8;
+  return found;
+}
+
+// "Scan the local SMT mask for idle CPUs."
+int Cfs::select_idle_smt(Task* p, int target) {
+  int found = -1;
+  core_.machine().topo().smt_mask(target).for_each([&](int cpu) {
+    if (found >= 0 || !p->cpus_allowed.test(cpu)) return;
+    read_rq(cpu);
+    if (core_.idle_cpu(cpu)) found = cpu;
+  });
+  return found;
+}
+
+// set_next_task_idle() -> __update_idle_core(): "Scans the local SMT mask to
+// see if the entire core is idle, and records this information in
+// sd_llc_shared->has_idle_cores."
+void Cfs::set_next_task_idle(int cpu) {
+  if (!select_idle_v54_) return;
+  const size_t id = static_cast<size_t>(core_.domains().llc_id(cpu));
+  if (has_idle_cores_[id]) return;
+  bool idle = true;
+  core_.machine().topo().smt_mask(cpu).for_each([&](int sibling) {
+    if (sibling != cpu && !core_.idle_cpu(sibling)) idle = false;
+  });
+  if (idle) has_idle_cores_[id] = 1;
 }
 
 // ---------------------------------------------------------- balancing ---
