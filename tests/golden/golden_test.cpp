@@ -266,36 +266,42 @@ TEST(Golden, Seed000BatchSdWakeIdleDoesNotStack) {
 }
 
 namespace {
-// v5.4's select_idle_sibling() (the what-if SELECT_IDLE_V54) against 4.0's,
-// on one socket of two cores with two threads (cores {0,2} and {1,3}). The
-// sleeper last ran on CPU 1 and is woken by the hog on CPU 0 once hogs hold
-// CPUs 1 and 2: only CPU 3 is idle, and no core is. 4.0 looks only for a
-// group (core) whose CPUs are all idle, finds none and keeps the busy
-// target; 5.4's select_idle_core() finds none either (and clears
-// has_idle_cores), then select_idle_cpu() finds CPU 3.
-int idle_thread_wakeup(const char* features, const char* golden, int64_t* idle_cpu_hits) {
-  TinySim s("1s2c2t", "linux-4.0", 1, features);
-  obs::FtraceWriter trace(4);
+// A sleeper that last ran on `sleeper_cpu` is woken by a hog on CPU 0 (a
+// sync wakeup) once hogs hold `hog_cpus`; traced. Returns the sleeper's CPU
+// and sets `counter` to the policy statistic of that name (-1 if absent).
+int socket_wakeup(const char* machine, const char* features, const char* golden, int sleeper_cpu,
+                  std::vector<int> hog_cpus, const char* counter_name, int64_t* counter) {
+  TinySim s(machine, "linux-4.0", 1, features);
+  obs::FtraceWriter trace(s.k.nr_cpus());
   s.k.add_observer(&trace);
   kernel::WaitQueue wq;
   bool flag = false;
-  s.k.spawn("sleeper", [&](Proc& p) { return blocker(p, &wq, &flag); }, 1);
+  s.k.spawn("sleeper", [&](Proc& p) { return blocker(p, &wq, &flag); }, sleeper_cpu);
   s.k.spawn("hog0", [&](Proc& p) { return waking_hog(p, &wq, &flag); }, 0);
-  for (int cpu : {1, 2})
+  for (int cpu : hog_cpus)
     s.k.events().schedule(sim::Time(50000), sim::Phase::Control, [&s, cpu] {
-      s.k.spawn(cpu == 1 ? "hog1" : "hog2", [](Proc& p) { return hog(p, 500000, 100000); }, cpu);
+      static const char* const kNames[] = {"hog0", "hog1", "hog2", "hog3", "hog4", "hog5"};
+      s.k.spawn(kNames[cpu], [](Proc& p) { return hog(p, 500000, 100000); }, cpu);
     });
   check_golden(golden, s, trace);
-  *idle_cpu_hits = -1;
+  *counter = -1;
   for (const auto& [name, value] : s.k.policy().stats())
-    if (name == "sis_idle_cpu") *idle_cpu_hits = value;
+    if (name == counter_name) *counter = value;
   return target_cpu_of(trace, "sched_wakeup: comm=sleeper");
 }
 }  // namespace
 
+// v5.4's select_idle_sibling() (the what-if SELECT_IDLE_V54) against 4.0's,
+// on one socket of two cores with two threads (cores {0,2} and {1,3}). The
+// sleeper last ran on CPU 1; when the hog on CPU 0 wakes it, hogs hold CPUs
+// 1 and 2: only CPU 3 is idle, and no core is. 4.0 looks, from the LLC down
+// to the target's SMT level, for a group whose CPUs are all idle: no core
+// is, and the target's sibling (CPU 2) is busy, so it keeps the busy
+// target. 5.4's select_idle_core() finds no idle core either (and clears
+// has_idle_cores), then select_idle_cpu() finds CPU 3.
 TEST(Golden, CfsSelectIdleSiblingKeepsTheBusyTargetWithoutAnIdleCore) {
   int64_t hits = 0;
-  const int cpu = idle_thread_wakeup("", "cfs_sis_no_idle_core", &hits);
+  const int cpu = socket_wakeup("1s2c2t", "", "cfs_sis_no_idle_core", 1, {1, 2}, "sis_idle_cpu", &hits);
   if (::testing::Test::IsSkipped()) return;
   EXPECT_TRUE(cpu == 0 || cpu == 1) << "woken onto cpu " << cpu;
   EXPECT_EQ(hits, -1);  // the counter exists only with SELECT_IDLE_V54
@@ -303,10 +309,60 @@ TEST(Golden, CfsSelectIdleSiblingKeepsTheBusyTargetWithoutAnIdleCore) {
 
 TEST(Golden, CfsSelectIdleV54FindsTheIdleThreadOfABusyCore) {
   int64_t hits = 0;
-  const int cpu = idle_thread_wakeup("SELECT_IDLE_V54", "cfs_sis_v54_idle_thread", &hits);
+  const int cpu =
+      socket_wakeup("1s2c2t", "SELECT_IDLE_V54", "cfs_sis_v54_idle_thread", 1, {1, 2}, "sis_idle_cpu", &hits);
   if (::testing::Test::IsSkipped()) return;
   EXPECT_EQ(cpu, 3);
   EXPECT_EQ(hits, 1);
+}
+
+// An idle core comes before an idle thread: three cores of two threads
+// ({0,3}, {1,4}, {2,5}); the sleeper last ran on CPU 3, and hogs hold CPUs
+// 3 and 4 when the hog on CPU 0 wakes it. CPU 1 is idle but its core is
+// not; core {2,5} is. select_idle_core() scans from the target (CPU 0,
+// after the affine wakeup) and takes CPU 2, where select_idle_cpu() alone
+// would have taken CPU 1.
+TEST(Golden, CfsSelectIdleV54PrefersAnIdleCore) {
+  int64_t hits = 0;
+  const int cpu =
+      socket_wakeup("1s3c2t", "SELECT_IDLE_V54", "cfs_sis_v54_idle_core", 3, {3, 4}, "sis_idle_core", &hits);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(cpu, 2);
+  EXPECT_EQ(hits, 1);
+}
+
+namespace {
+// 5.4's wake_affine() (the what-if WAKE_AFFINE_V54) against 4.0's, on two
+// sockets of two single-thread cores (CPUs 0-1 and 2-3). A sleeper that last
+// ran on CPU 2 is woken (WF_SYNC) by a task on CPU 0 that a hog shares,
+// while two hogs share CPU 2. 4.0 takes the waker's weight off its CPU and
+// compares one hog plus the wakee's weight against two hogs: within the
+// imbalance margin, so it pulls the wakee to socket 0. 5.4's
+// wake_affine_idle() passes (two tasks on the waking CPU), and
+// wake_affine_weight() also takes the wakee's own load off its previous CPU,
+// which then reads lighter: the wakee stays on socket 1.
+int sync_wakeup_between_busy_sockets(const char* features, const char* golden) {
+  TwoSocketScenario x(features);
+  x.s.k.spawn("sleeper", [&](Proc& p) { return blocker(p, &x.wq, &x.flag); }, 2);
+  x.s.k.spawn("waker", [&](Proc& p) { return waking_hog(p, &x.wq, &x.flag); }, 0);
+  x.spawn_at(50000, "hog0", [](Proc& p) { return hog(p, 500000, 100000); }, 0);
+  x.spawn_at(50000, "hog2a", [](Proc& p) { return hog(p, 500000, 100000); }, 2);
+  x.spawn_at(50000, "hog2b", [](Proc& p) { return hog(p, 500000, 100000); }, 2);
+  check_golden(golden, x.s, x.trace);
+  return target_cpu_of(x.trace, "sched_wakeup: comm=sleeper");
+}
+}  // namespace
+
+TEST(Golden, CfsWakeAffinePullsASyncWakeeTowardsTheLighterSocket) {
+  const int cpu = sync_wakeup_between_busy_sockets("", "cfs_wake_affine_sync");
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_TRUE(cpu == 0 || cpu == 1) << "woken onto cpu " << cpu;
+}
+
+TEST(Golden, CfsWakeAffineV54LeavesTheWakeeOnItsSocket) {
+  const int cpu = sync_wakeup_between_busy_sockets("WAKE_AFFINE_V54", "cfs_wake_affine_v54_sync");
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_TRUE(cpu == 2 || cpu == 3) << "woken onto cpu " << cpu;
 }
 
 namespace {

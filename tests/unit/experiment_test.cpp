@@ -415,8 +415,10 @@ TEST(RunOnce, SelectIdleV54AccountsForEveryFastPathWakeup) {
                            policy["sis_idle_core"] + policy["sis_idle_cpu"] + policy["sis_idle_smt"] +
                            policy["sis_busy_target"];
   EXPECT_EQ(outcomes, policy["wakeups_placed"]);  // one placement per wakeup of a sleeping task
-  EXPECT_GT(policy["sis_idle_cpu"], 0);
-  EXPECT_GT(policy["sis_busy_target"], 0);
+  // Each path is taken on this load: the wakee's recent_used_cpu, an idle
+  // core, an idle CPU, a busy target, and scans SIS_PROP's budget cut.
+  for (const char* path : {"sis_recent_used_cpu", "sis_idle_core", "sis_idle_cpu", "sis_busy_target", "sis_scans_cut"})
+    EXPECT_GT(policy[path], 0) << path;
   EXPECT_LE(policy["sis_scans_cut"], policy["sis_idle_smt"] + policy["sis_busy_target"]);
   EXPECT_EQ(experiment::run_once(s).output.text, o.output.text);
   // 4.0's select_idle_sibling() takes a different course on the same load.

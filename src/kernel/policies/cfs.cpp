@@ -1654,7 +1654,10 @@ int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_f
     // v4.0: every wakeup ends in select_idle_sibling(); 3.10 only when an
     // affine domain was found, otherwise the find_idlest path below.
     if (version() >= 400 || affine_sd) {
-      new_cpu = wake_target(p, p->cpu, prev_cpu, want_affine);
+      // 5.4's want_affine excludes wide wakeups; 4.0 tests wake_wide() inside
+      // wake_affine(), so the waker records recent_used_cpu only without it.
+      const bool affine_v54 = select_idle_v54_ && want_affine && !(feat("WAKE_WIDE") && wake_wide(p));
+      new_cpu = wake_target(p, p->cpu, prev_cpu, affine_v54);
       if (feat("WAKE_IDLE_CPU_LITERAL") && !core_.idle_cpu(new_cpu)) {
         // The patch as its diff reads: `if (idle_cpu(new_cpu)) goto unlock;`
         // and on into `while (sd)`, with sd as the loop above left it.
