@@ -270,8 +270,9 @@ namespace {
 // sync wakeup) once hogs hold `hog_cpus`; traced. Returns the sleeper's CPU
 // and sets `counter` to the policy statistic of that name (-1 if absent).
 int socket_wakeup(const char* machine, const char* features, const char* golden, int sleeper_cpu,
-                  std::vector<int> hog_cpus, const char* counter_name, int64_t* counter) {
-  TinySim s(machine, "linux-4.0", 1, features);
+                  std::vector<int> hog_cpus, const char* counter_name, int64_t* counter,
+                  const std::vector<std::string>& sysctls = {}) {
+  TinySim s(machine, "linux-4.0", 1, features, sysctls);
   obs::FtraceWriter trace(s.k.nr_cpus());
   s.k.add_observer(&trace);
   kernel::WaitQueue wq;
@@ -280,7 +281,7 @@ int socket_wakeup(const char* machine, const char* features, const char* golden,
   s.k.spawn("hog0", [&](Proc& p) { return waking_hog(p, &wq, &flag); }, 0);
   for (int cpu : hog_cpus)
     s.k.events().schedule(sim::Time(50000), sim::Phase::Control, [&s, cpu] {
-      static const char* const kNames[] = {"hog0", "hog1", "hog2", "hog3", "hog4", "hog5"};
+      static const char* const kNames[] = {"hog0", "hog1", "hog2", "hog3", "hog4", "hog5", "hog6", "hog7"};
       s.k.spawn(kNames[cpu], [](Proc& p) { return hog(p, 500000, 100000); }, cpu);
     });
   check_golden(golden, s, trace);
@@ -329,6 +330,31 @@ TEST(Golden, CfsSelectIdleV54PrefersAnIdleCore) {
   if (::testing::Test::IsSkipped()) return;
   EXPECT_EQ(cpu, 2);
   EXPECT_EQ(hits, 1);
+}
+
+// SIS_PROP's budget: eight single-thread CPUs with sched_migration_cost_ns
+// at 200 ns, so the waking CPU's avg_idle is at most 400 ns, avg_idle / 512
+// is 0 and the budget is the minimum, 4 (avg_scan_cost starts at 0, so
+// anything larger would allow the first scan 8 x avg_idle / 512). Hogs hold every CPU but CPU 3 when the hog on CPU 0 wakes
+// the sleeper (last on CPU 1). select_idle_cpu() looks at CPUs 0, 1 and 2
+// from the target and gives up at the fourth, CPU 3, the idle one: the
+// wakee stays on the busy target. At the default cost it finds CPU 3.
+TEST(Golden, CfsSelectIdleV54ScanStopsAtItsBudget) {
+  int64_t cut = 0;
+  const int cpu = socket_wakeup("1s8c1t", "SELECT_IDLE_V54", "cfs_sis_v54_scan_budget", 1, {1, 2, 4, 5, 6, 7},
+                                "sis_scans_cut", &cut, {"sched_migration_cost_ns=200"});
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_TRUE(cpu == 0 || cpu == 1) << "woken onto cpu " << cpu;
+  EXPECT_EQ(cut, 1);
+}
+
+TEST(Golden, CfsSelectIdleV54ScanFindsTheIdleCpuWithinAWideBudget) {
+  int64_t cut = 0;
+  const int cpu = socket_wakeup("1s8c1t", "SELECT_IDLE_V54", "cfs_sis_v54_scan_wide", 1, {1, 2, 4, 5, 6, 7},
+                                "sis_scans_cut", &cut);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(cpu, 3);
+  EXPECT_EQ(cut, 0);
 }
 
 namespace {

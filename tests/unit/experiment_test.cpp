@@ -430,6 +430,36 @@ TEST(RunOnce, SelectIdleV54AccountsForEveryFastPathWakeup) {
   EXPECT_NE(base.stats.context_switches, o.stats.context_switches);
 }
 
+// SIS_PROP's budget (SELECT_IDLE_V54) scales with the waking CPU's
+// avg_idle. With sched_migration_cost_ns at 200 ns, avg_idle is capped at
+// 400 ns, so avg_idle / 512 is 0 and the budget is the minimum, 4:
+// a scan looks at the target and two more CPUs, and every scan that finds
+// no idle CPU is cut. A wakeup then reads at most the target, prev, the
+// recent_used_cpu and those two (no SMT here, so no core or sibling scan);
+// a fork's find_idlest path reads the 7 others. At the default (500 us)
+// the budget covers the 8-CPU LLC and almost no scan is cut.
+TEST(RunOnce, SelectIdleV54ScanBudgetFollowsAvgIdle) {
+  auto run = [](int64_t migration_cost_ns) {
+    experiment::RunSpec s;
+    s.machine = "1s8c1t";
+    s.bench = "messaging";
+    s.bench_args = {"-g", "4", "-l", "100"};
+    s.features = "SELECT_IDLE_V54";
+    s.sysctls = {"sched_migration_cost_ns=" + std::to_string(migration_cost_ns)};
+    const auto o = experiment::run_once(s);
+    EXPECT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
+    return std::map<std::string, int64_t>(o.stats.policy.begin(), o.stats.policy.end());
+  };
+  auto tight = run(200);
+  ASSERT_GT(tight["sis_busy_target"], 0);
+  EXPECT_EQ(tight["sis_scans_cut"], tight["sis_busy_target"]);
+  const int64_t forks = tight["placements"] - tight["wakeups_placed"];
+  EXPECT_LE(tight["placement_rq_reads"], 5 * tight["wakeups_placed"] + 7 * forks);
+  auto roomy = run(500000);
+  ASSERT_GT(roomy["sis_busy_target"], 0);
+  EXPECT_LT(roomy["sis_scans_cut"] * 100, roomy["sis_busy_target"]);
+}
+
 // Josef's patch read literally only reaches domains with SD_BALANCE_WAKE,
 // and 4.0 sets it on none: on stock domains the run is the baseline's, event
 // for event. With the flag set it takes slow paths.
