@@ -358,6 +358,67 @@ TEST(Golden, CfsSelectIdleV54ScanFindsTheIdleCpuWithinAWideBudget) {
 }
 
 namespace {
+// recent_used_cpu (SELECT_IDLE_V54) on four single-thread CPUs of one LLC.
+// W, on CPU 1, wakes T (an affine wakeup: W records CPU 1 as its
+// recent_used_cpu) and sleeps. While a hog holds CPU 1, the waker on CPU 2
+// wakes W: target 2 and prev 1 are busy, recent_used_cpu is prev, and
+// select_idle_cpu() finds CPU 3. W sleeps there, a hog takes CPU 3, the
+// hog on CPU 1 ends, and the waker wakes W again: target 2 and prev 3 are
+// busy and W's recent_used_cpu, CPU 1, is idle, so W goes back to CPU 1
+// (and records prev, CPU 3, as its next candidate). Without the check,
+// select_idle_cpu() would scan from CPU 2 and take CPU 0.
+struct RecentUsedCpuScenario {
+  TinySim s;
+  obs::FtraceWriter trace{4};
+  kernel::WaitQueue t_wq, w_wq;
+  bool t_flag = false;
+  int w_wakeups = 0;
+  RecentUsedCpuScenario() : s("1s4c1t", "linux-4.0", 1, "SELECT_IDLE_V54") { s.k.add_observer(&trace); }
+  void spawn_at(int64_t at_ns, const char* comm, kernel::Program program, int cpu) {
+    s.k.events().schedule(sim::Time(at_ns), sim::Phase::Control,
+                          [this, comm, program, cpu] { s.k.spawn(comm, program, cpu); });
+  }
+};
+Co<void> recent_w(Proc& p, RecentUsedCpuScenario* x) {
+  co_await p.user(20000);
+  x->t_flag = true;
+  co_await p.wake_up(x->t_wq, 1, kernel::WF_SYNC);
+  for (int round = 1; round <= 2; ++round) {
+    co_await p.wait_event(x->w_wq, [x, round] { return x->w_wakeups >= round; }, "test_wait");
+    co_await p.user(20000);
+  }
+}
+Co<void> recent_waker(Proc& p, RecentUsedCpuScenario* x) {
+  for (int64_t at : {100000, 200000}) {
+    co_await p.user(at - (at == 100000 ? 0 : 100000));
+    ++x->w_wakeups;
+    co_await p.wake_up(x->w_wq, 1, kernel::WF_SYNC);
+  }
+  co_await p.user(50000);
+}
+}  // namespace
+
+TEST(Golden, CfsSelectIdleV54ReturnsToTheRecentlyUsedCpu) {
+  RecentUsedCpuScenario x;
+  x.s.k.spawn("W", [&](Proc& p) { return recent_w(p, &x); }, 1);
+  x.s.k.spawn("T", [&](Proc& p) { return blocker(p, &x.t_wq, &x.t_flag); }, 3);
+  x.s.k.spawn("waker", [&](Proc& p) { return recent_waker(p, &x); }, 2);
+  x.spawn_at(50000, "hog1", [](Proc& p) { return hog(p, 100000, 50000); }, 1);
+  x.spawn_at(160000, "hog3", [](Proc& p) { return hog(p, 300000, 100000); }, 3);
+  check_golden("cfs_sis_v54_recent_used_cpu", x.s, x.trace);
+  if (::testing::Test::IsSkipped()) return;
+  const std::string t = x.trace.text();
+  std::vector<int> cpus;
+  for (auto at = t.find("sched_wakeup: comm=W "); at != std::string::npos; at = t.find("sched_wakeup: comm=W ", at + 1))
+    cpus.push_back(std::stoi(t.substr(t.find("target_cpu=", at) + 11, 3)));
+  EXPECT_EQ(cpus, (std::vector<int>{3, 1}));
+  int64_t recent = -1;
+  for (const auto& [name, value] : x.s.k.policy().stats())
+    if (name == "sis_recent_used_cpu") recent = value;
+  EXPECT_EQ(recent, 1);
+}
+
+namespace {
 // 5.4's wake_affine() (the what-if WAKE_AFFINE_V54) against 4.0's, on two
 // sockets of two single-thread cores (CPUs 0-1 and 2-3). A sleeper that last
 // ran on CPU 2 is woken (WF_SYNC) by a task on CPU 0 that a hog shares,
