@@ -425,7 +425,7 @@ namespace {
 // while two hogs share CPU 2. 4.0 takes the waker's weight off its CPU and
 // compares one hog plus the wakee's weight against two hogs: within the
 // imbalance margin, so it pulls the wakee to socket 0. 5.4's
-// wake_affine_idle() passes (two tasks on the waking CPU), and
+// wake_affine_idle() returns no decision (two tasks on the waking CPU), and
 // wake_affine_weight() also takes the wakee's own load off its previous CPU,
 // which then reads lighter: the wakee stays on socket 1.
 int sync_wakeup_between_busy_sockets(const char* features, const char* golden) {
