@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 #include <fstream>
 #include <sstream>
 
@@ -416,6 +417,51 @@ TEST(Golden, CfsSelectIdleV54ReturnsToTheRecentlyUsedCpu) {
   for (const auto& [name, value] : x.s.k.policy().stats())
     if (name == "sis_recent_used_cpu") recent = value;
   EXPECT_EQ(recent, 1);
+}
+
+namespace {
+// has_idle_cores (SELECT_IDLE_V54) on three cores of two threads ({0,3},
+// {1,4}, {2,5}). Sleepers A and B last ran on CPU 3; hogs hold CPUs 2, 3
+// and 4. The waker on CPU 0 wakes A while no core is idle:
+// select_idle_core() scans, finds none and clears the flag, and
+// select_idle_cpu() takes CPU 1. Then the hog on CPU 2 ends; CPU 2 goes
+// idle beside an idle CPU 5 and sets the flag again (__update_idle_core()).
+// When the waker wakes B, select_idle_core() runs and takes core {2,5}
+// (CPU 2), where select_idle_cpu() alone would take the idle thread CPU 1
+// again (A has gone).
+Co<void> two_wakeups(Proc& p, kernel::WaitQueue* a, bool* a_flag, kernel::WaitQueue* b, bool* b_flag) {
+  co_await p.user(100000);
+  *a_flag = true;
+  co_await p.wake_up(*a, 1, kernel::WF_SYNC);
+  co_await p.user(200000);
+  *b_flag = true;
+  co_await p.wake_up(*b, 1, kernel::WF_SYNC);
+  co_await p.user(50000);
+}
+}  // namespace
+
+TEST(Golden, CfsSelectIdleV54RecordsAnIdleCoreWhenACpuGoesIdle) {
+  TinySim s("1s3c2t", "linux-4.0", 1, "SELECT_IDLE_V54");
+  obs::FtraceWriter trace(6);
+  s.k.add_observer(&trace);
+  kernel::WaitQueue a_wq, b_wq;
+  bool a_flag = false, b_flag = false;
+  s.k.spawn("A", [&](Proc& p) { return blocker(p, &a_wq, &a_flag); }, 3);
+  s.k.spawn("B", [&](Proc& p) { return blocker(p, &b_wq, &b_flag); }, 3);
+  s.k.spawn("waker", [&](Proc& p) { return two_wakeups(p, &a_wq, &a_flag, &b_wq, &b_flag); }, 0);
+  for (int cpu : {2, 3, 4})
+    s.k.events().schedule(sim::Time(50000), sim::Phase::Control, [&s, cpu] {
+      static const char* const kNames[] = {"", "", "hog2", "hog3", "hog4"};
+      s.k.spawn(kNames[cpu], [cpu](Proc& p) { return hog(p, cpu == 2 ? 100000 : 400000, 50000); }, cpu);
+    });
+  check_golden("cfs_sis_v54_idle_core_flag", s, trace);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(target_cpu_of(trace, "sched_wakeup: comm=A "), 1);
+  EXPECT_EQ(target_cpu_of(trace, "sched_wakeup: comm=B "), 2);
+  std::map<std::string, int64_t> stats;
+  for (const auto& [name, value] : s.k.policy().stats()) stats[name] = value;
+  EXPECT_EQ(stats["sis_idle_cpu"], 1);
+  EXPECT_EQ(stats["sis_idle_core"], 1);
 }
 
 namespace {
