@@ -378,18 +378,31 @@ TEST(RunOnce, MaxCstateLimitsTheIdleStatesTheGovernorMayChoose) {
                std::invalid_argument);
 }
 
+namespace {
+// perf bench sched messaging `args` on `machine` (linux-4.0), with
+// `features` and `sysctls`.
+experiment::RunSpec messaging_spec(const std::string& machine, std::vector<std::string> args,
+                                   const std::string& features = "", std::vector<std::string> sysctls = {}) {
+  experiment::RunSpec s;
+  s.machine = machine;
+  s.bench = "messaging";
+  s.bench_args = std::move(args);
+  s.features = features;
+  s.sysctls = std::move(sysctls);
+  return s;
+}
+// A run's policy counters by name; the run must have completed.
+std::map<std::string, int64_t> policy_counters(const experiment::RunOutcome& o) {
+  EXPECT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
+  return {o.stats.policy.begin(), o.stats.policy.end()};
+}
+}  // namespace
+
 // A placement pays for each other runqueue it reads, once: the slow path of
 // WAKE_IDLE_CPU starts with find_idlest_group() over the whole machine, so
 // it reads all 7 other CPUs of a 2s2c2t box, and no placement reads more.
 TEST(RunOnce, PlacementsReadEachOtherRunqueueAtMostOnce) {
-  experiment::RunSpec s;
-  s.machine = "2s2c2t";
-  s.bench = "messaging";
-  s.bench_args = {"-g", "2", "-l", "50"};
-  s.features = "WAKE_IDLE_CPU";
-  auto o = experiment::run_once(s);
-  ASSERT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
-  std::map<std::string, int64_t> policy(o.stats.policy.begin(), o.stats.policy.end());
+  auto policy = policy_counters(experiment::run_once(messaging_spec("2s2c2t", {"-g", "2", "-l", "50"}, "WAKE_IDLE_CPU")));
   const int64_t reads = policy["placement_rq_reads"], slow = policy["wake_idle_cpu_slow_paths"];
   const int64_t placements = policy["placements"];
   ASSERT_GT(slow, 0);
@@ -403,14 +416,9 @@ TEST(RunOnce, PlacementsReadEachOtherRunqueueAtMostOnce) {
 // budget finds nothing, so it ends on the target's sibling or the busy
 // target. The run is deterministic like any other.
 TEST(RunOnce, SelectIdleV54AccountsForEveryFastPathWakeup) {
-  experiment::RunSpec s;
-  s.machine = "2s4c2t";
-  s.bench = "messaging";
-  s.bench_args = {"-g", "4", "-l", "100"};
-  s.features = "SELECT_IDLE_V54";
+  auto s = messaging_spec("2s4c2t", {"-g", "4", "-l", "100"}, "SELECT_IDLE_V54");
   const auto o = experiment::run_once(s);
-  ASSERT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
-  std::map<std::string, int64_t> policy(o.stats.policy.begin(), o.stats.policy.end());
+  auto policy = policy_counters(o);
   const int64_t outcomes = policy["sis_target_idle"] + policy["sis_prev_idle"] + policy["sis_recent_used_cpu"] +
                            policy["sis_idle_core"] + policy["sis_idle_cpu"] + policy["sis_idle_smt"] +
                            policy["sis_busy_target"];
@@ -440,15 +448,9 @@ TEST(RunOnce, SelectIdleV54AccountsForEveryFastPathWakeup) {
 // the budget covers the 8-CPU LLC and almost no scan is cut.
 TEST(RunOnce, SelectIdleV54ScanBudgetFollowsAvgIdle) {
   auto run = [](int64_t migration_cost_ns) {
-    experiment::RunSpec s;
-    s.machine = "1s8c1t";
-    s.bench = "messaging";
-    s.bench_args = {"-g", "4", "-l", "100"};
-    s.features = "SELECT_IDLE_V54";
-    s.sysctls = {"sched_migration_cost_ns=" + std::to_string(migration_cost_ns)};
-    const auto o = experiment::run_once(s);
-    EXPECT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
-    return std::map<std::string, int64_t>(o.stats.policy.begin(), o.stats.policy.end());
+    return policy_counters(experiment::run_once(messaging_spec(
+        "1s8c1t", {"-g", "4", "-l", "100"}, "SELECT_IDLE_V54",
+        {"sched_migration_cost_ns=" + std::to_string(migration_cost_ns)})));
   };
   auto tight = run(200);
   ASSERT_GT(tight["sis_busy_target"], 0);
@@ -465,13 +467,7 @@ TEST(RunOnce, SelectIdleV54ScanBudgetFollowsAvgIdle) {
 // for event. With the flag set it takes slow paths.
 TEST(RunOnce, LiteralWakeIdleCpuNeedsBalanceWakeDomains) {
   auto messaging = [](const std::string& features, std::vector<std::string> sysctls) {
-    experiment::RunSpec s;
-    s.machine = "2s2c2t";
-    s.bench = "messaging";
-    s.bench_args = {"-g", "2", "-l", "50"};
-    s.features = features;
-    s.sysctls = std::move(sysctls);
-    return experiment::run_once(s);
+    return experiment::run_once(messaging_spec("2s2c2t", {"-g", "2", "-l", "50"}, features, std::move(sysctls)));
   };
   auto slow_paths = [](const experiment::RunOutcome& o) {
     for (const auto& [k, v] : o.stats.policy)
