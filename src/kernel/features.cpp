@@ -75,6 +75,11 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
       {"pipe_buffers", "pages", "pipe capacity in pages (16 since 2.6.11; 1 page on 2.4)"},
       {"unix_sndbuf", "bytes", "AF_UNIX sk_sndbuf (wmem_default)"},
       {"unix_skb_truesize_100", "bytes", "skb truesize charged for a 100-byte AF_UNIX write"},
+      {"unix_sock_lines", "bool",
+       "what-if, not a kernel sysctl (4.x only): AF_UNIX sends and receives also pay for the socket's own cache "
+       "lines where another CPU last wrote them (state lock, receive queue head, wait queue, sk_wmem_alloc, the "
+       "sk_buff head and its slab free; net/unix/af_unix.c v4.0), and senders spin on the receiver's state lock; "
+       "0 = only the data's lines, as the copy pays them"},
       {"sched_domain_balance_wake", "bool",
        "set SD_BALANCE_WAKE in every sched domain, as writing /proc/sys/kernel/sched_domain/cpu*/domain*/flags does"},
       {"fair_group_sched", "bool",
@@ -109,6 +114,8 @@ std::map<std::string, int64_t> cfs_sysctls() {
           {"unix_sndbuf", 212992},
           // __alloc_skb: kmalloc-512 for 128+320 B, truesize = SKB_TRUESIZE(192) = 768.
           {"unix_skb_truesize_100", 768},
+          // A what-if, not a kernel sysctl: off = only the data's lines move.
+          {"unix_sock_lines", 0},
           // sd_init(): SD_BALANCE_WAKE is off by default since 2.6.32 (182a85f8a119).
           {"sched_domain_balance_wake", 0},
           // Off: the model's figures are for a kernel without group scheduling
@@ -208,6 +215,7 @@ void KernelConfig::apply_sysctl(const std::string& assignment) {
        name == "unix_skb_truesize_100" || name == "intel_idle.max_cstate") && v == 0)
     throw std::invalid_argument("sysctl " + name + " must be positive");
   if (name == "pipe_buffers" && v > 1024) throw std::invalid_argument("pipe_buffers too large");
+  if (name == "unix_sock_lines" && v > 1) throw std::invalid_argument("unix_sock_lines must be 0 or 1");
   if (name == "sched_tunable_scaling" && v > 2)
     throw std::invalid_argument("sched_tunable_scaling must be 0, 1 or 2");
   it->second = v;

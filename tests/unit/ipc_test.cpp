@@ -66,6 +66,63 @@ TEST(Pipe, PingPongDeliversEveryTokenWithSyncWakeups) {
   }
 }
 
+// ---- the unix_sock_lines what-if ----
+namespace {
+hw::CpuMask only(int cpu) {
+  hw::CpuMask m;
+  m.set(cpu);
+  return m;
+}
+Co<void> pinned_pingpong(Proc& p, int cpu, Fd* end, int loops, bool first) {
+  co_await p.sched_setaffinity(only(cpu));
+  co_await pingpong(p, end, end, loops, first);
+}
+struct PingPongRun {
+  int64_t end_ns;
+  int64_t syscall_work_ns;  // the tasks' own system calls, at a core's full rate
+};
+// A ping-pong of `loops` round trips over one socketpair, its ends pinned to
+// the two CPUs.
+PingPongRun socket_pingpong(const std::string& machine, int cpu_a, int cpu_b, int loops, bool lines) {
+  TinySim s(machine, "linux-4.0", 1, "", {lines ? "unix_sock_lines=1" : "unix_sock_lines=0"});
+  Fd fds[2];
+  workload::make_socketpair(s.k.config(), fds);
+  s.k.spawn("ping", [&](Proc& p) { return pinned_pingpong(p, cpu_a, &fds[0], loops, true); }, cpu_a);
+  s.k.spawn("pong", [&](Proc& p) { return pinned_pingpong(p, cpu_b, &fds[1], loops, false); }, cpu_b);
+  auto r = s.run();
+  EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  return {r.end_ns, s.k.work_by_path()[static_cast<size_t>(kernel::CostPath::Syscall)]};
+}
+}  // namespace
+
+// Lines one CPU wrote last cost nothing on that CPU: the run is the same.
+TEST(UnixSocket, MetadataLinesCostNothingWhenBothEndsShareACpu) {
+  EXPECT_EQ(socket_pingpong("1s1c1t", 0, 0, 200, true).end_ns, socket_pingpong("1s1c1t", 0, 0, 200, false).end_ns);
+}
+
+// Across sockets each message moves 13 lines (net/unix/af_unix.c v4.0):
+// the send 4 (its own sk_wmem_alloc, the receiver's state lock, queue head
+// and wait queue, which the sleeping receiver wrote), the receive 1 before it
+// sleeps (its wait queue) and 8 after (lock, queue head, the skb's four
+// lines, the sender's sk_wmem_alloc and wait queue). Compared as work
+// charged, since the idle states the two runs pick differ.
+TEST(UnixSocket, MetadataLinesCostThirteenTransfersPerMessageAcrossSockets) {
+  const int loops = 1000;
+  const int64_t extra = socket_pingpong("2s1c1t", 0, 1, loops, true).syscall_work_ns -
+                        socket_pingpong("2s1c1t", 0, 1, loops, false).syscall_work_ns;
+  const double transfers_per_message =
+      static_cast<double>(extra) / (2.0 * loops) /
+      static_cast<double>(hw::load_machine("2s1c1t").costs.line_transfer_remote);
+  EXPECT_NEAR(transfers_per_message, 13.0, 0.1);
+}
+
+TEST(UnixSocket, MetadataLinesAreNotForA24Preset) {
+  TinySim s("1s1c1t", "linux-2.4.19", 1, "", {"unix_sock_lines=1"});
+  Fd fds[2];
+  EXPECT_THROW(workload::make_socketpair(s.k.config(), fds), std::invalid_argument);
+}
+
 TEST(SpinResource, WaitersQueueBehindTheHolder) {
   workload::SpinResource m;
   EXPECT_EQ(m.acquire(100, 50), 0);

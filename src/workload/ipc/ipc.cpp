@@ -157,6 +157,18 @@ Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
 
 // ---------------------------------------------------------- AF_UNIX ----
 
+// The unix_sock_lines what-if. A line another CPU wrote last costs a transfer
+// of their distance; writing it makes this CPU the last writer. (A read
+// leaves the line where it was: the next reader from afar pays again.)
+int64_t read_line(Proc& p, int last_writer) {
+  return last_writer < 0 ? 0 : p.kernel().machine().line_transfer(last_writer, p.cpu());
+}
+int64_t write_line(Proc& p, int& last_writer) {
+  const int64_t cost = read_line(p, last_writer);
+  last_writer = p.cpu();
+  return cost;
+}
+
 // unix_write_space(): wake blocked senders once wmem <= sndbuf/4.
 Co<void> unix_write_space(Proc& p, UnixSock& sk) {
   if ((sk.wmem_alloc << 2) <= sk.sndbuf && sk.sleep.active())
@@ -173,19 +185,38 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
     const int64_t size = std::min(len - sent, (sk.sndbuf >> 1) - 64);
     // sock_alloc_send_pskb(): block while the send buffer is used up; the
     // skb is charged to the sender (skb_set_owner_w) before the copy.
+    if (sk.charge_lines && sk.wmem_alloc - sk.wmem_bias >= sk.sndbuf) {
+      // sock_wait_for_wmem(): prepare_to_wait() on the sender's own queue.
+      if (const int64_t line = write_line(p, sk.wait_queue_line)) co_await p.sys(line);
+    }
     co_await p.wait_event(
         sk.sleep, [&sk] { return sk.wmem_alloc - sk.wmem_bias < sk.sndbuf; }, "sock_alloc_send_pskb");
     // truesize: SKB_TRUESIZE(kmalloc bucket); the preset gives the 100 B value,
     // larger writes scale with their size.
     const int64_t truesize = sk.truesize_100 + std::max<int64_t>(0, size - 100);
     sk.wmem_alloc += truesize;
+    // skb_set_owner_w(): the atomic add on sk_wmem_alloc, which the
+    // receivers' sock_wfree() wrote last.
+    const int64_t wmem_line = sk.charge_lines ? write_line(p, sk.wmem_line) : 0;
     // alloc_skb(GFP_KERNEL) may sleep: with CONFIG_PREEMPT_VOLUNTARY a
     // preemption point before the work (2.4 has none); none follows until
     // the return to user mode.
     if (sk.linux24)
       co_await p.sys(c.unix_send_base + copy_cost(p, p.cpu(), size));
     else
-      co_await p.sys_after_might_sleep(c.unix_send_base + copy_cost(p, p.cpu(), size));
+      co_await p.sys_after_might_sleep(c.unix_send_base + wmem_line + copy_cost(p, p.cpu(), size));
+    if (other.charge_lines) {
+      // unix_state_lock(other); skb_queue_tail(): the lock, the queue head and
+      // the old tail skb's next pointer, held while they are brought over.
+      int64_t hold = write_line(p, other.state_lock_line) + write_line(p, other.queue_head_line);
+      if (!other.receive_queue.empty()) hold += read_line(p, other.receive_queue.back().writer_cpu);
+      const int64_t spin = other.state_lock.acquire(p.now(), hold);
+      // sock_def_readable(): wq_has_sleeper() reads the wait queue head; with
+      // a sleeper the wakeup takes its lock.
+      const int64_t wait_line =
+          other.sleep.active() ? write_line(p, other.wait_queue_line) : read_line(p, other.wait_queue_line);
+      if (spin + hold + wait_line) co_await p.sys(spin + hold + wait_line);
+    }
     other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk});
     // other->sk_data_ready(): sock_def_readable()
     co_await p.wake_up(other.sleep, 1, wake_flags_for(!sk.linux24));
@@ -200,8 +231,19 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
   int64_t copied = 0;
   co_await p.syscall(c.syscall_entry + c.unix_recv_base);
   while (size > 0) {
+    if (sk.charge_lines) {
+      // unix_state_lock(sk); skb_peek(): the lock and the queue head, which
+      // skb_unlink() then writes.
+      const int64_t hold = write_line(p, sk.state_lock_line) + write_line(p, sk.queue_head_line);
+      const int64_t spin = sk.state_lock.acquire(p.now(), hold);
+      if (spin + hold) co_await p.sys(spin + hold);
+    }
     if (sk.receive_queue.empty()) {
       if (copied >= 1) break;
+      if (sk.charge_lines) {
+        // unix_stream_data_wait(): prepare_to_wait() on the socket's queue.
+        if (const int64_t line = write_line(p, sk.wait_queue_line)) co_await p.sys(line);
+      }
       co_await p.wait_event(sk.sleep, [&sk] { return !sk.receive_queue.empty(); }, "unix_stream_recvmsg");
       continue;
     }
@@ -214,6 +256,15 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
     if (skb.consumed < skb.len) break;
     UnixSock* owner = skb.owner;
     const int64_t truesize = skb.truesize;
+    if (sk.charge_lines) {
+      // The sender wrote the sk_buff head (two lines), its shared info, and
+      // the slab page the free returns it to (one line each); sock_wfree()
+      // writes the sender's sk_wmem_alloc and unix_write_space() reads its
+      // wait queue.
+      const int64_t lines =
+          4 * read_line(p, skb.writer_cpu) + write_line(p, owner->wmem_line) + read_line(p, owner->wait_queue_line);
+      if (lines) co_await p.sys(lines);
+    }
     sk.receive_queue.pop_front();
     // consume_skb() -> sock_wfree() -> sk_write_space()
     owner->wmem_alloc -= truesize;
@@ -246,6 +297,9 @@ void make_socketpair(const kernel::KernelConfig& cfg, Fd fds[2]) {
     s->linux24 = cfg.preset().version < 206;
     s->wmem_bias = s->linux24 ? 0 : 1;
     s->wmem_alloc = s->wmem_bias;
+    s->charge_lines = cfg.sysctl("unix_sock_lines") != 0;
+    if (s->charge_lines && s->linux24)
+      throw std::invalid_argument("unix_sock_lines follows 4.0's af_unix.c: not for a 2.4 preset");
   }
   a->peer = b.get();
   b->peer = a.get();

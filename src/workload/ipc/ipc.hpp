@@ -60,6 +60,11 @@ struct UnixSock {
   };
   std::deque<Skb> receive_queue;
   WaitQueue sleep;  // sk_sleep(sk): senders waiting for wmem, readers, pollers
+  // The unix_sock_lines what-if: the state lock, and the CPU that last wrote
+  // each metadata line (-1: none yet).
+  bool charge_lines = false;
+  SpinResource state_lock;  // unix_state_lock()
+  int state_lock_line = -1, queue_head_line = -1, wait_queue_line = -1, wmem_line = -1;
 };
 
 // A file descriptor: one end of a pipe or a connected socket.
