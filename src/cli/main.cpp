@@ -131,19 +131,22 @@ int cmd_features(const std::string& kname) {
 int cmd_bench(int argc, char** argv) {
   // schedlab perf bench sched <name> [schedlab options] [benchmark options]
   // schedlab schbench [schedlab options] [benchmark options]
-  const bool schbench = std::string(argv[1]) == "schbench";
-  if (!schbench && (argc < 5 || std::string(argv[2]) != "bench" || std::string(argv[3]) != "sched"))
+  // schedlab unix_lat|pipe_lat [schedlab options] [benchmark options]
+  const std::string first = argv[1];
+  const bool direct = first == "schbench" || first == "unix_lat" || first == "pipe_lat";
+  if (!direct && (argc < 5 || std::string(argv[2]) != "bench" || std::string(argv[3]) != "sched"))
     return fail("usage: schedlab perf bench sched <messaging|pipe> [options]");
-  const std::string bench = schbench ? "schbench" : argv[4];
-  const int first_option = schbench ? 2 : 5;
-  CLI::App app{schbench ? "schedlab schbench" : "schedlab perf bench sched " + bench};
+  const std::string bench = direct ? first : argv[4];
+  const int first_option = direct ? 2 : 5;
+  CLI::App app{direct ? "schedlab " + bench : "schedlab perf bench sched " + bench};
   app.allow_extras();
   app.footer(
       "Benchmark options are the real tool's:\n"
       "  messaging: -g/--group N (10)  -l/--nr_loops N (100)  -p/--pipe  -t/--thread\n"
       "  pipe:      -l/--loop N (1000000)  -T/--threaded\n"
       "  schbench:  -m/--message-threads N (2)  -t/--threads N (16)  -r/--runtime S (30)\n"
-      "             -s/--sleeptime US (30000)  -c/--cputime US (30000)");
+      "             -s/--sleeptime US (30000)  -c/--cputime US (30000)\n"
+      "  unix_lat, pipe_lat (ipc-bench): -s SIZE (1024)  -c COUNT (100)  -a CPU (0)  -b CPU (0)");
   experiment::RunSpec spec;
   spec.bench = bench;
   bool json = false, quiet = false, no_check = false;
@@ -190,7 +193,7 @@ int cmd_bench(int argc, char** argv) {
   }
   if (json) {
     nlohmann::json j;
-    j["benchmark"] = schbench ? bench : "sched/" + bench;
+    j["benchmark"] = direct ? bench : "sched/" + bench;
     j["args"] = out.command;
     j["machine"] = out.machine_name;
     j["kernel"] = out.kernel_name;
@@ -239,6 +242,7 @@ void usage() {
                "  schedlab perf bench sched messaging [-g N] [-l N] [-p] [-t] [options]\n"
                "  schedlab perf bench sched pipe [-l N] [-T] [options]\n"
                "  schedlab schbench [-m N] [-t N] [-r S] [-s US] [-c US] [options]\n"
+               "  schedlab unix_lat|pipe_lat [-s SIZE] [-c COUNT] [-a CPU] [-b CPU] [options]   (ipc-bench)\n"
                "      options: --machine M --kernel K --features A,NO_B --sysctl k=v --seed N\n"
                "               --json --quiet --trace FILE --interval-ms MS --instances N\n"
                "               --start-layout A/B --unpin-after-ms MS\n"
@@ -262,7 +266,7 @@ int main(int argc, char** argv) {
       usage();
       return 0;
     }
-    if (cmd == "perf" || cmd == "schbench") return cmd_bench(argc, argv);
+    if (cmd == "perf" || cmd == "schbench" || cmd == "unix_lat" || cmd == "pipe_lat") return cmd_bench(argc, argv);
     if (cmd == "run") return cmd_run(argc, argv);
     if (cmd == "machines") return cmd_machines();
     if (cmd == "topology" || cmd == "features" || cmd == "costs") {

@@ -77,9 +77,10 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
       {"unix_skb_truesize_100", "bytes", "skb truesize charged for a 100-byte AF_UNIX write"},
       {"unix_sock_lines", "bool",
        "what-if, not a kernel sysctl (4.x only): AF_UNIX sends and receives also pay for the socket's own cache "
-       "lines where another CPU last wrote them (state lock, receive queue head, wait queue, sk_wmem_alloc, the "
-       "sk_buff head and its slab free; net/unix/af_unix.c v4.0), and senders spin on the receiver's state lock; "
-       "0 = only the data's lines, as the copy pays them"},
+       "lines as v4.0's af_unix.c loads and stores them (state lock, queue head, wait queue and entries, "
+       "sk_wmem_alloc, the sk_buff head, the slab pages): a load without a copy costs a transfer from the nearest "
+       "copy, a store the farthest other copy; callers spin on the state lock. 0 = only the data's lines, as the "
+       "copy pays them"},
       {"sched_domain_balance_wake", "bool",
        "set SD_BALANCE_WAKE in every sched domain, as writing /proc/sys/kernel/sched_domain/cpu*/domain*/flags does"},
       {"fair_group_sched", "bool",
@@ -216,6 +217,8 @@ void KernelConfig::apply_sysctl(const std::string& assignment) {
     throw std::invalid_argument("sysctl " + name + " must be positive");
   if (name == "pipe_buffers" && v > 1024) throw std::invalid_argument("pipe_buffers too large");
   if (name == "unix_sock_lines" && v > 1) throw std::invalid_argument("unix_sock_lines must be 0 or 1");
+  if (name == "unix_sock_lines" && v && preset_.version < 206)
+    throw std::invalid_argument("unix_sock_lines follows 4.0's af_unix.c: not for a 2.4 preset");
   if (name == "sched_tunable_scaling" && v > 2)
     throw std::invalid_argument("sched_tunable_scaling must be 0, 1 or 2");
   it->second = v;

@@ -146,6 +146,19 @@ TEST(Cli, JsonOutputHasTheDocumentedKeys) {
     EXPECT_NE(r.out.find(k), std::string::npos) << k;
 }
 
+// ipc-bench's unix_lat and pipe_lat: the settings line, then the headline
+// "<name> <size> <count> <seconds per round trip>s" (test.c parent_main()).
+TEST(Cli, IpcBenchLatencyTestsPrintTheirHeadline) {
+  run_golden("unix_lat -s 128 -c 1000 -a 0 -b 8 --machine haswell-2s8c2t --quiet", "unix_lat_haswell",
+             R"(^size 128 count 1000 first_cpu 0 second_cpu 8 .*\nunix_lat 128 1000 0\.\d{6}s\n$)");
+  auto pipe = run("pipe_lat -s 128 -c 100 -a 1 -b 2 --machine 1s4c1t --quiet");
+  EXPECT_EQ(pipe.code, 0) << pipe.err;
+  EXPECT_NE(pipe.out.find("\npipe_lat 128 100 0."), std::string::npos) << pipe.out;
+  auto bad = run("unix_lat -a 0 -b 4 --machine 1s4c1t");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("no CPU 4 on this machine"), std::string::npos) << bad.err;
+}
+
 TEST(Cli, BadInputGetsOneErrorLineAndNonZeroExit) {
   const std::map<std::string, std::string> cases = {
       {"perf bench sched messaging --machine nope", "unknown machine 'nope'"},

@@ -157,22 +157,67 @@ Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
 
 // ---------------------------------------------------------- AF_UNIX ----
 
-// The unix_sock_lines what-if. A line another CPU wrote last costs a transfer
-// of their distance; writing it makes this CPU the last writer. (A read
-// leaves the line where it was: the next reader from afar pays again.)
-int64_t read_line(Proc& p, int last_writer) {
-  return last_writer < 0 ? 0 : p.kernel().machine().line_transfer(last_writer, p.cpu());
+// The unix_sock_lines what-if (docs/design.md): each metadata line v4.0's
+// af_unix.c loads or stores, charged where its copies are.
+int64_t load(Proc& p, CacheLine& line) { return line.read(p.kernel().machine(), p.cpu()); }
+int64_t store(Proc& p, CacheLine& line) { return line.write(p.kernel().machine(), p.cpu()); }
+int64_t transfer_from(Proc& p, int cpu) { return cpu < 0 ? 0 : p.kernel().machine().line_transfer(cpu, p.cpu()); }
+Co<void> charge(Proc& p, int64_t ns) {
+  if (ns) co_await p.sys(ns);
 }
-int64_t write_line(Proc& p, int& last_writer) {
-  const int64_t cost = read_line(p, last_writer);
-  last_writer = p.cpu();
-  return cost;
+// A spinlock taken for `hold` (the lines moved while it is held), after
+// waiting for the holder.
+Co<void> charge_locked(Proc& p, SpinResource& lock, int64_t hold) {
+  const int64_t spin = lock.acquire(p.now(), hold);
+  co_await charge(p, spin + hold);
+}
+
+// prepare_to_wait() ... schedule() ... finish_wait() once, with the lines the
+// what-if charges: after the wakeup the sleeper reads its on-stack entry,
+// which the waker's autoremove_wake_function() unlinked.
+CacheLine& wait_entry(Proc& p, UnixSock& sk) { return sk.wait_entry_lines[p.task()]; }
+Co<void> sleep_once_on(Proc& p, UnixSock& sk, const char* wchan) {
+  co_await pipe_wait(p, sk.sleep, wchan);
+  co_await charge(p, load(p, wait_entry(p, sk)));
+}
+// __wake_up_common() under the queue's lock: every (non-exclusive) sleeper's
+// entry is unlinked.
+int64_t wake_lines(Proc& p, UnixSock& sk) {
+  int64_t lines = store(p, sk.wait_queue_line);
+  for (const auto& w : sk.sleep.waiters) lines += store(p, sk.wait_entry_lines[w.task]);
+  return lines;
 }
 
 // unix_write_space(): wake blocked senders once wmem <= sndbuf/4.
+// unix_writable() comes first; wq_has_sleeper() then reads the wait queue,
+// and a wakeup takes its lock and unlinks the sleeper's entry.
 Co<void> unix_write_space(Proc& p, UnixSock& sk) {
-  if ((sk.wmem_alloc << 2) <= sk.sndbuf && sk.sleep.active())
-    co_await p.wake_up(sk.sleep, 1, wake_flags_for(!sk.linux24));
+  if ((sk.wmem_alloc << 2) > sk.sndbuf) co_return;
+  if (sk.charge_lines) co_await charge(p, load(p, sk.wait_queue_line) + (sk.sleep.active() ? wake_lines(p, sk) : 0));
+  if (sk.sleep.active()) co_await p.wake_up(sk.sleep, 1, wake_flags_for(!sk.linux24));
+}
+
+// sock_wait_for_wmem() with unix_sock_lines: prepare_to_wait() on the
+// sender's own queue before each check, also after each wakeup.
+Co<void> sock_wait_for_wmem_lines(Proc& p, UnixSock& sk) {
+  for (;;) {
+    co_await charge(p, store(p, sk.wait_queue_line) + store(p, wait_entry(p, sk)));
+    if (sk.wmem_alloc - sk.wmem_bias < sk.sndbuf) co_return;
+    co_await sleep_once_on(p, sk, "sock_alloc_send_pskb");
+  }
+}
+
+// unix_stream_data_wait() with unix_sock_lines: under unix_state_lock(sk),
+// prepare_to_wait() and skb_peek_tail(), before the sleep and after each
+// wakeup.
+Co<void> unix_stream_data_wait_lines(Proc& p, UnixSock& sk) {
+  for (;;) {
+    co_await charge_locked(p, sk.state_lock,
+                           store(p, sk.state_lock_line) + store(p, sk.wait_queue_line) +
+                               store(p, wait_entry(p, sk)) + load(p, sk.queue_head_line));
+    if (!sk.receive_queue.empty()) co_return;
+    co_await sleep_once_on(p, sk, "unix_stream_recvmsg");
+  }
 }
 
 // net/unix/af_unix.c unix_stream_sendmsg() with sock_alloc_send_pskb().
@@ -185,39 +230,42 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
     const int64_t size = std::min(len - sent, (sk.sndbuf >> 1) - 64);
     // sock_alloc_send_pskb(): block while the send buffer is used up; the
     // skb is charged to the sender (skb_set_owner_w) before the copy.
-    if (sk.charge_lines && sk.wmem_alloc - sk.wmem_bias >= sk.sndbuf) {
-      // sock_wait_for_wmem(): prepare_to_wait() on the sender's own queue.
-      if (const int64_t line = write_line(p, sk.wait_queue_line)) co_await p.sys(line);
-    }
-    co_await p.wait_event(
-        sk.sleep, [&sk] { return sk.wmem_alloc - sk.wmem_bias < sk.sndbuf; }, "sock_alloc_send_pskb");
+    if (sk.charge_lines && sk.wmem_alloc - sk.wmem_bias >= sk.sndbuf)
+      co_await sock_wait_for_wmem_lines(p, sk);
+    else
+      co_await p.wait_event(
+          sk.sleep, [&sk] { return sk.wmem_alloc - sk.wmem_bias < sk.sndbuf; }, "sock_alloc_send_pskb");
     // truesize: SKB_TRUESIZE(kmalloc bucket); the preset gives the 100 B value,
     // larger writes scale with their size.
     const int64_t truesize = sk.truesize_100 + std::max<int64_t>(0, size - 100);
     sk.wmem_alloc += truesize;
-    // skb_set_owner_w(): the atomic add on sk_wmem_alloc, which the
-    // receivers' sock_wfree() wrote last.
-    const int64_t wmem_line = sk.charge_lines ? write_line(p, sk.wmem_line) : 0;
+    // unix_sock_lines: __alloc_skb() loads the free pointers of the two
+    // objects it takes (the skb head and its data), which the CPU that freed
+    // them wrote; its memsets are stores the store buffer absorbs.
+    // skb_set_owner_w() adds to sk_wmem_alloc, which sock_wfree() wrote last.
+    const int64_t alloc_lines = sk.charge_lines ? 2 * transfer_from(p, sk.skb_freed_on) + store(p, sk.wmem_line) : 0;
     // alloc_skb(GFP_KERNEL) may sleep: with CONFIG_PREEMPT_VOLUNTARY a
     // preemption point before the work (2.4 has none); none follows until
     // the return to user mode.
     if (sk.linux24)
       co_await p.sys(c.unix_send_base + copy_cost(p, p.cpu(), size));
     else
-      co_await p.sys_after_might_sleep(c.unix_send_base + wmem_line + copy_cost(p, p.cpu(), size));
+      co_await p.sys_after_might_sleep(c.unix_send_base + alloc_lines + copy_cost(p, p.cpu(), size));
     if (other.charge_lines) {
       // unix_state_lock(other); skb_queue_tail(): the lock, the queue head and
-      // the old tail skb's next pointer, held while they are brought over.
-      int64_t hold = write_line(p, other.state_lock_line) + write_line(p, other.queue_head_line);
-      if (!other.receive_queue.empty()) hold += read_line(p, other.receive_queue.back().writer_cpu);
-      const int64_t spin = other.state_lock.acquire(p.now(), hold);
-      // sock_def_readable(): wq_has_sleeper() reads the wait queue head; with
-      // a sleeper the wakeup takes its lock.
-      const int64_t wait_line =
-          other.sleep.active() ? write_line(p, other.wait_queue_line) : read_line(p, other.wait_queue_line);
-      if (spin + hold + wait_line) co_await p.sys(spin + hold + wait_line);
+      // the old tail skb's next pointer, stored while the lock is held.
+      int64_t hold = store(p, other.state_lock_line) + store(p, other.queue_head_line);
+      if (!other.receive_queue.empty()) {
+        UnixSock::Skb& tail = other.receive_queue.back();
+        hold += transfer_from(p, tail.first_line_cpu);
+        tail.first_line_cpu = p.cpu();
+      }
+      co_await charge_locked(p, other.state_lock, hold);
+      // sock_def_readable(): wq_has_sleeper() loads the wait queue head; a
+      // wakeup takes its lock and unlinks the sleeper's entry.
+      co_await charge(p, load(p, other.wait_queue_line) + (other.sleep.active() ? wake_lines(p, other) : 0));
     }
-    other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk});
+    other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk, p.cpu(), false});
     // other->sk_data_ready(): sock_def_readable()
     co_await p.wake_up(other.sleep, 1, wake_flags_for(!sk.linux24));
     sent += size;
@@ -232,19 +280,20 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
   co_await p.syscall(c.syscall_entry + c.unix_recv_base);
   while (size > 0) {
     if (sk.charge_lines) {
-      // unix_state_lock(sk); skb_peek(): the lock and the queue head, which
-      // skb_unlink() then writes.
-      const int64_t hold = write_line(p, sk.state_lock_line) + write_line(p, sk.queue_head_line);
-      const int64_t spin = sk.state_lock.acquire(p.now(), hold);
-      if (spin + hold) co_await p.sys(spin + hold);
+      // unix_state_lock(sk); skb_peek(), and unix_skb_len() of the skb found.
+      int64_t hold = store(p, sk.state_lock_line) + load(p, sk.queue_head_line);
+      if (!sk.receive_queue.empty() && !sk.receive_queue.front().first_line_read) {
+        hold += transfer_from(p, sk.receive_queue.front().first_line_cpu);
+        sk.receive_queue.front().first_line_read = true;
+      }
+      co_await charge_locked(p, sk.state_lock, hold);
     }
     if (sk.receive_queue.empty()) {
       if (copied >= 1) break;
-      if (sk.charge_lines) {
-        // unix_stream_data_wait(): prepare_to_wait() on the socket's queue.
-        if (const int64_t line = write_line(p, sk.wait_queue_line)) co_await p.sys(line);
-      }
-      co_await p.wait_event(sk.sleep, [&sk] { return !sk.receive_queue.empty(); }, "unix_stream_recvmsg");
+      if (sk.charge_lines)
+        co_await unix_stream_data_wait_lines(p, sk);
+      else
+        co_await p.wait_event(sk.sleep, [&sk] { return !sk.receive_queue.empty(); }, "unix_stream_recvmsg");
       continue;
     }
     UnixSock::Skb& skb = sk.receive_queue.front();
@@ -257,13 +306,20 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
     UnixSock* owner = skb.owner;
     const int64_t truesize = skb.truesize;
     if (sk.charge_lines) {
-      // The sender wrote the sk_buff head (two lines), its shared info, and
-      // the slab page the free returns it to (one line each); sock_wfree()
-      // writes the sender's sk_wmem_alloc and unix_write_space() reads its
-      // wait queue.
-      const int64_t lines =
-          4 * read_line(p, skb.writer_cpu) + write_line(p, owner->wmem_line) + read_line(p, owner->wait_queue_line);
-      if (lines) co_await p.sys(lines);
+      // skb_unlink(): the queue head, and the next skb's prev pointer.
+      int64_t lines = store(p, sk.queue_head_line);
+      if (sk.receive_queue.size() > 1) {
+        UnixSock::Skb& next = sk.receive_queue[1];
+        lines += transfer_from(p, next.first_line_cpu);
+        next.first_line_cpu = p.cpu();
+      }
+      // consume_skb(): the rest of the sk_buff its sender wrote (its second
+      // line and the shared info); the two frees, each a cmpxchg on a slab
+      // page of the sender's CPU; sock_wfree() on the sender's sk_wmem_alloc.
+      lines += 2 * transfer_from(p, skb.writer_cpu) + store(p, owner->head_page_line) +
+               store(p, owner->data_page_line) + store(p, owner->wmem_line);
+      owner->skb_freed_on = p.cpu();
+      co_await charge(p, lines);
     }
     sk.receive_queue.pop_front();
     // consume_skb() -> sock_wfree() -> sk_write_space()
@@ -279,6 +335,25 @@ int64_t SpinResource::acquire(int64_t now, int64_t hold) {
   const int64_t spin = std::max<int64_t>(0, free_at - now);
   free_at = now + spin + hold;
   return spin;
+}
+
+int64_t CacheLine::read(const hw::Machine& m, int cpu) {
+  if (writer < 0 || writer == cpu || sharers.test(cpu)) return 0;
+  int64_t nearest = m.line_transfer(writer, cpu);
+  sharers.for_each([&](int s) { nearest = std::min(nearest, m.line_transfer(s, cpu)); });
+  sharers.set(cpu);
+  return nearest;
+}
+
+int64_t CacheLine::write(const hw::Machine& m, int cpu) {
+  int64_t farthest = 0;
+  if (writer >= 0 && writer != cpu) farthest = m.line_transfer(writer, cpu);
+  sharers.for_each([&](int s) {
+    if (s != cpu) farthest = std::max(farthest, m.line_transfer(s, cpu));
+  });
+  writer = cpu;
+  sharers = hw::CpuMask{};
+  return farthest;
 }
 
 void make_pipe(const kernel::KernelConfig& cfg, Fd fds[2]) {
@@ -298,8 +373,6 @@ void make_socketpair(const kernel::KernelConfig& cfg, Fd fds[2]) {
     s->wmem_bias = s->linux24 ? 0 : 1;
     s->wmem_alloc = s->wmem_bias;
     s->charge_lines = cfg.sysctl("unix_sock_lines") != 0;
-    if (s->charge_lines && s->linux24)
-      throw std::invalid_argument("unix_sock_lines follows 4.0's af_unix.c: not for a 2.4 preset");
   }
   a->peer = b.get();
   b->peer = a.get();

@@ -10,7 +10,10 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <unordered_map>
 
+#include "hw/cpumask.hpp"
+#include "hw/machine.hpp"
 #include "kernel/kernel.hpp"
 
 namespace workload {
@@ -25,6 +28,18 @@ struct SpinResource {
   int64_t free_at = 0;
   // Returns the spin time of a caller arriving at `now` that holds it for `hold`.
   int64_t acquire(int64_t now, int64_t hold);
+};
+
+// A cache line of kernel data, for the unix_sock_lines what-if: the CPU that
+// wrote it last and the CPUs that have read it since (MESI's modified and
+// shared copies). A load on a CPU without a copy costs a transfer from the
+// nearest copy; a store or atomic costs the farthest other copy, which it
+// fetches or invalidates, and leaves the writer the only holder.
+struct CacheLine {
+  int writer = -1;  // -1: not written yet, costs nothing
+  hw::CpuMask sharers;
+  int64_t read(const hw::Machine& m, int cpu);
+  int64_t write(const hw::Machine& m, int cpu);
 };
 
 struct Pipe {
@@ -57,14 +72,28 @@ struct UnixSock {
     int64_t len = 0, consumed = 0, truesize = 0;
     int writer_cpu = -1;
     UnixSock* owner = nullptr;
+    // unix_sock_lines: the CPU that wrote the sk_buff's first line last (its
+    // sender, or the next sender linking the next skb behind it), and
+    // whether the receiver has read it yet.
+    int first_line_cpu = -1;
+    bool first_line_read = false;
   };
   std::deque<Skb> receive_queue;
   WaitQueue sleep;  // sk_sleep(sk): senders waiting for wmem, readers, pollers
-  // The unix_sock_lines what-if: the state lock, and the CPU that last wrote
-  // each metadata line (-1: none yet).
+  // The unix_sock_lines what-if (docs/design.md): the state lock and the
+  // socket's metadata lines.
   bool charge_lines = false;
   SpinResource state_lock;  // unix_state_lock()
-  int state_lock_line = -1, queue_head_line = -1, wait_queue_line = -1, wmem_line = -1;
+  CacheLine state_lock_line, queue_head_line, wmem_line;
+  CacheLine wait_queue_line;  // sk_sleep(sk)'s head and lock
+  // Each sleeper's on-stack wait_queue_t, which a waker unlinks.
+  std::unordered_map<const kernel::Task*, CacheLine> wait_entry_lines;
+  // The slab pages this socket's skbs return to (skbuff_head_cache and
+  // kmalloc-512; the sender's CPU's pages, written by each remote free), and
+  // the CPU that freed one of its skbs last, whose free pointers the next
+  // allocation loads.
+  CacheLine head_page_line, data_page_line;
+  int skb_freed_on = -1;
 };
 
 // A file descriptor: one end of a pipe or a connected socket.

@@ -1,0 +1,162 @@
+// ipc-bench's latency tests, unix_lat and pipe_lat (github.com/ms705/ipc-bench,
+// Cambridge 2011-2015; test.c run_test(), unix_lat.c, pipe_lat.c): two
+// processes pinned to chosen CPUs ping-pong a message of -s bytes -c times,
+// and the parent logs the mean round trip. Its published results give, per
+// machine, the round trip for every pair of CPUs, which is what the
+// model's cross-CPU costs (IPIs, idle exits, cache lines) can be checked
+// against: the same CPU, SMT siblings, two cores of a socket, two sockets.
+//
+// run_test() with -p 1: the launcher forks child1, which creates the channel
+// (init_test()) and forks child2; child2 pins itself to -a (setaffinity())
+// and runs child_ping() count times; child1 pins itself to -b and runs
+// parent_ping() count times between two gettimeofday() calls, logs
+// "<name> <size> <count> <seconds per round trip>s" and waits for child2.
+// Not modelled: -t (the per-iteration rdtsc log), the throughput tests, -p > 1.
+#include <cstdio>
+#include <stdexcept>
+
+#include "workload/bench/args.hpp"
+#include "workload/bench/bench.hpp"
+#include "workload/ipc/ipc.hpp"
+
+namespace workload {
+namespace {
+
+struct TestData {
+  bool unix_socket = true;  // unix_lat; else pipe_lat
+  int64_t size = 1024, count = 100;
+  int first_cpu = 0, second_cpu = 0;
+  // unix_lat: socketpair sv[2]; pipe_lat: ifds (parent -> child), ofds.
+  Fd sv[2], ifds[2], ofds[2];
+  std::function<void()> on_start;
+  int64_t start_ns = -1, stop_ns = -1;
+};
+
+// xread()/xwrite(): atomicio() loops until the whole message has moved.
+Co<void> xread(Proc& p, Fd& fd, int64_t count) {
+  for (int64_t done = 0; done < count;) done += co_await sys_read(p, fd, count - done);
+}
+Co<void> xwrite(Proc& p, Fd& fd, int64_t count) {
+  for (int64_t done = 0; done < count;) done += co_await sys_write(p, fd, count - done);
+}
+
+Co<void> setaffinity(Proc& p, int cpunum) {
+  if (cpunum >= p.kernel().machine().nr_cpus())
+    throw std::invalid_argument("sched_setaffinity: no CPU " + std::to_string(cpunum) + " on this machine");
+  hw::CpuMask mask;
+  mask.set(cpunum);
+  co_await p.sched_setaffinity(mask);
+}
+
+Co<void> child_ping(Proc& p, TestData* td) {
+  if (td->unix_socket) {
+    co_await xread(p, td->sv[1], td->size);
+    co_await xwrite(p, td->sv[1], td->size);
+  } else {
+    co_await xread(p, td->ifds[0], td->size);
+    co_await xwrite(p, td->ofds[1], td->size);
+  }
+}
+
+Co<void> parent_ping(Proc& p, TestData* td) {
+  if (td->unix_socket) {
+    co_await xwrite(p, td->sv[0], td->size);
+    co_await xread(p, td->sv[0], td->size);
+  } else {
+    co_await xwrite(p, td->ifds[1], td->size);
+    co_await xread(p, td->ofds[0], td->size);
+  }
+}
+
+Co<void> child2(Proc& p, TestData* td) {
+  co_await setaffinity(p, td->first_cpu);
+  for (int64_t i = 0; i < td->count; i++) co_await child_ping(p, td);
+}
+
+Co<void> child1(Proc& p, TestData* td) {
+  // init_test()
+  if (td->unix_socket) {
+    make_socketpair(p.config(), td->sv);
+  } else {
+    make_pipe(p.config(), td->ifds);
+    make_pipe(p.config(), td->ofds);
+  }
+  kernel::Program second = [td](Proc& c) { return child2(c, td); };
+  co_await p.fork(td->unix_socket ? "unix_lat" : "pipe_lat", second, false);
+  co_await setaffinity(p, td->second_cpu);
+  // parent_main()
+  td->start_ns = p.now();
+  if (td->on_start) td->on_start();
+  for (int64_t i = 0; i < td->count; i++) co_await parent_ping(p, td);
+  td->stop_ns = p.now();
+  co_await p.wait_child();  // wait_for_children_to_finish()
+}
+
+Co<void> run_test(Proc& p, TestData* td) {
+  kernel::Program first = [td](Proc& c) { return child1(c, td); };
+  co_await p.fork(td->unix_socket ? "unix_lat" : "pipe_lat", first, false);
+  co_await p.wait_child();
+}
+
+class LatencyRun final : public BenchRun {
+ public:
+  LatencyRun(bool unix_socket, int64_t size, int64_t count, int first_cpu, int second_cpu) {
+    td_->unix_socket = unix_socket;
+    td_->size = size;
+    td_->count = count;
+    td_->first_cpu = first_cpu;
+    td_->second_cpu = second_cpu;
+  }
+  kernel::Program program(std::function<void()> on_start) override {
+    td_->on_start = std::move(on_start);
+    auto td = td_;
+    return [td](Proc& p) { return run_test(p, td.get()); };
+  }
+  BenchOutput finish() const override {
+    BenchOutput out;
+    char buf[256];
+    // parse_args() reports its settings on stderr; the headline goes to the log.
+    std::snprintf(buf, sizeof buf,
+                  "size %lld count %lld first_cpu %d second_cpu %d parallel 1 tsc 0 produce-method 0 copy-read "
+                  "copy-write numa_node -1 output_dir results\n",
+                  static_cast<long long>(td_->size), static_cast<long long>(td_->count), td_->first_cpu,
+                  td_->second_cpu);
+    out.text += buf;
+    if (td_->stop_ns < 0) return out;
+    // gettimeofday(): whole microseconds.
+    const int64_t delta_us = td_->stop_ns / 1000 - td_->start_ns / 1000;
+    std::snprintf(buf, sizeof buf, "%s %lld %lld %fs\n", comm().c_str(), static_cast<long long>(td_->size),
+                  static_cast<long long>(td_->count),
+                  static_cast<double>(delta_us) / (static_cast<double>(td_->count) * 1e6));
+    out.text += buf;
+    const double round_trip_us =
+        static_cast<double>(td_->stop_ns - td_->start_ns) / 1000.0 / static_cast<double>(td_->count);
+    out.metrics.push_back({"round_trip", "us", false, round_trip_us});
+    return out;
+  }
+  std::string name() const override { return "ipc-bench/" + comm(); }
+  std::string comm() const override { return td_->unix_socket ? "unix_lat" : "pipe_lat"; }
+  std::string command() const override {
+    return comm() + " -s " + std::to_string(td_->size) + " -c " + std::to_string(td_->count) + " -a " +
+           std::to_string(td_->first_cpu) + " -b " + std::to_string(td_->second_cpu);
+  }
+
+ private:
+  std::shared_ptr<TestData> td_ = std::make_shared<TestData>();
+};
+
+}  // namespace
+
+std::unique_ptr<BenchRun> make_ipc_bench_latency(const std::string& name, const std::vector<std::string>& args) {
+  const auto v = parse_bench_args(name,
+                                  {{"-s", "-s", true, 1, 1 << 20},
+                                   {"-c", "-c", true, 1, 1000000000},
+                                   {"-a", "-a", true, 0, hw::CpuMask::kMaxCpus - 1},
+                                   {"-b", "-b", true, 0, hw::CpuMask::kMaxCpus - 1}},
+                                  args);
+  auto get = [&v](const char* k, int64_t def) { return v.count(k) ? v.at(k) : def; };
+  return std::make_unique<LatencyRun>(name == "unix_lat", get("-s", 1024), get("-c", 100),
+                                      static_cast<int>(get("-a", 0)), static_cast<int>(get("-b", 0)));
+}
+
+}  // namespace workload
