@@ -76,9 +76,9 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
       {"unix_sndbuf", "bytes", "AF_UNIX sk_sndbuf (wmem_default)"},
       {"unix_skb_truesize_100", "bytes", "skb truesize charged for a 100-byte AF_UNIX write"},
       {"unix_sock_lines", "bool",
-       "what-if, not a kernel sysctl (4.x only): AF_UNIX sends and receives also pay for the socket's own cache "
+       "what-if, not a kernel sysctl (not on 2.4): AF_UNIX sends and receives also pay for the socket's own cache "
        "lines as v4.0's af_unix.c loads and stores them (state lock, queue head, wait queue and entries, "
-       "sk_wmem_alloc, the sk_buff head, the slab pages): a load without a copy costs a transfer from the nearest "
+       "socket flags, sk_wmem_alloc, the sk_buff, the slab pages): a load without a copy costs a transfer from the nearest "
        "copy, a store the farthest other copy; callers spin on the state lock. 0 = only the data's lines, as the "
        "copy pays them"},
       {"sched_domain_balance_wake", "bool",

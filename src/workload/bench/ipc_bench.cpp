@@ -32,9 +32,14 @@ struct TestData {
   int64_t start_ns = -1, stop_ns = -1;
 };
 
-// xread()/xwrite(): atomicio() loops until the whole message has moved.
+// xread()/xwrite(): atomicio() loops until the whole message has moved; a
+// call that moves nothing is an error.
 Co<void> xread(Proc& p, Fd& fd, int64_t count) {
-  for (int64_t done = 0; done < count;) done += co_await sys_read(p, fd, count - done);
+  for (int64_t done = 0; done < count;) {
+    const int64_t r = co_await sys_read(p, fd, count - done);
+    if (r <= 0) throw std::runtime_error("xread: end of file");
+    done += r;
+  }
 }
 Co<void> xwrite(Proc& p, Fd& fd, int64_t count) {
   for (int64_t done = 0; done < count;) done += co_await sys_write(p, fd, count - done);
@@ -48,24 +53,26 @@ Co<void> setaffinity(Proc& p, int cpunum) {
   co_await p.sched_setaffinity(mask);
 }
 
+// The ends each side reads and writes: unix_lat's child and parent each
+// use one end of the socketpair; pipe_lat's parent writes ifds and reads
+// ofds, its child the other way round.
+struct Ends {
+  Fd* in;
+  Fd* out;
+};
+Ends child_ends(TestData* td) { return td->unix_socket ? Ends{&td->sv[1], &td->sv[1]} : Ends{&td->ifds[0], &td->ofds[1]}; }
+Ends parent_ends(TestData* td) { return td->unix_socket ? Ends{&td->sv[0], &td->sv[0]} : Ends{&td->ofds[0], &td->ifds[1]}; }
+
 Co<void> child_ping(Proc& p, TestData* td) {
-  if (td->unix_socket) {
-    co_await xread(p, td->sv[1], td->size);
-    co_await xwrite(p, td->sv[1], td->size);
-  } else {
-    co_await xread(p, td->ifds[0], td->size);
-    co_await xwrite(p, td->ofds[1], td->size);
-  }
+  const Ends e = child_ends(td);
+  co_await xread(p, *e.in, td->size);
+  co_await xwrite(p, *e.out, td->size);
 }
 
 Co<void> parent_ping(Proc& p, TestData* td) {
-  if (td->unix_socket) {
-    co_await xwrite(p, td->sv[0], td->size);
-    co_await xread(p, td->sv[0], td->size);
-  } else {
-    co_await xwrite(p, td->ifds[1], td->size);
-    co_await xread(p, td->ofds[0], td->size);
-  }
+  const Ends e = parent_ends(td);
+  co_await xwrite(p, *e.out, td->size);
+  co_await xread(p, *e.in, td->size);
 }
 
 Co<void> child2(Proc& p, TestData* td) {

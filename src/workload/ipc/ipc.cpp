@@ -162,6 +162,12 @@ Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
 int64_t load(Proc& p, CacheLine& line) { return line.read(p.kernel().machine(), p.cpu()); }
 int64_t store(Proc& p, CacheLine& line) { return line.write(p.kernel().machine(), p.cpu()); }
 int64_t transfer_from(Proc& p, int cpu) { return cpu < 0 ? 0 : p.kernel().machine().line_transfer(cpu, p.cpu()); }
+// `lines` lines of one object reached through one pointer, fetched
+// refill_mlp at a time, as a copy's are.
+int64_t transfers_from(Proc& p, int cpu, int64_t lines) {
+  const int64_t mlp = p.costs().refill_mlp;
+  return (lines + mlp - 1) / mlp * transfer_from(p, cpu);
+}
 Co<void> charge(Proc& p, int64_t ns) {
   if (ns) co_await p.sys(ns);
 }
@@ -171,52 +177,67 @@ Co<void> charge_locked(Proc& p, SpinResource& lock, int64_t hold) {
   const int64_t spin = lock.acquire(p.now(), hold);
   co_await charge(p, spin + hold);
 }
+constexpr int64_t SK_BUFF_LINES = 4;  // struct sk_buff of v4.0: 232 bytes
 
-// prepare_to_wait() ... schedule() ... finish_wait() once, with the lines the
-// what-if charges: after the wakeup the sleeper reads its on-stack entry,
-// which the waker's autoremove_wake_function() unlinked.
 CacheLine& wait_entry(Proc& p, UnixSock& sk) { return sk.wait_entry_lines[p.task()]; }
-Co<void> sleep_once_on(Proc& p, UnixSock& sk, const char* wchan) {
-  co_await pipe_wait(p, sk.sleep, wchan);
-  co_await charge(p, load(p, wait_entry(p, sk)));
-}
-// __wake_up_common() under the queue's lock: every (non-exclusive) sleeper's
-// entry is unlinked.
+// sock_def_readable() and unix_write_space(): wq_has_sleeper() loads the
+// queue head; with a sleeper, __wake_up_common() takes the queue's lock and
+// autoremove_wake_function() unlinks each sleeper's entry. A waiter woken
+// before has been unlinked then, though it leaves the model's queue only
+// when it runs.
 int64_t wake_lines(Proc& p, UnixSock& sk) {
-  int64_t lines = store(p, sk.wait_queue_line);
-  for (const auto& w : sk.sleep.waiters) lines += store(p, sk.wait_entry_lines[w.task]);
+  int64_t lines = load(p, sk.wait_queue_line);
+  bool locked = false;
+  for (const auto& w : sk.sleep.waiters) {
+    if (w.task->state != kernel::TaskState::Interruptible) continue;
+    if (!locked) lines += store(p, sk.wait_queue_line);
+    locked = true;
+    lines += store(p, sk.wait_entry_lines[w.task]);
+  }
   return lines;
 }
 
 // unix_write_space(): wake blocked senders once wmem <= sndbuf/4.
-// unix_writable() comes first; wq_has_sleeper() then reads the wait queue,
-// and a wakeup takes its lock and unlinks the sleeper's entry.
 Co<void> unix_write_space(Proc& p, UnixSock& sk) {
-  if ((sk.wmem_alloc << 2) > sk.sndbuf) co_return;
-  if (sk.charge_lines) co_await charge(p, load(p, sk.wait_queue_line) + (sk.sleep.active() ? wake_lines(p, sk) : 0));
+  if ((sk.wmem_alloc << 2) > sk.sndbuf) co_return;  // unix_writable()
+  if (sk.charge_lines) co_await charge(p, wake_lines(p, sk));
   if (sk.sleep.active()) co_await p.wake_up(sk.sleep, 1, wake_flags_for(!sk.linux24));
 }
 
-// sock_wait_for_wmem() with unix_sock_lines: prepare_to_wait() on the
-// sender's own queue before each check, also after each wakeup.
+// sock_wait_for_wmem() (net/core/sock.c) with unix_sock_lines: before each
+// check, set_bit(SOCK_ASYNC_NOSPACE) on the socket's flags (which all the
+// socket's senders share), prepare_to_wait() on its queue, and the load of
+// sk_wmem_alloc; the check and the sleep are one step.
 Co<void> sock_wait_for_wmem_lines(Proc& p, UnixSock& sk) {
   for (;;) {
-    co_await charge(p, store(p, sk.wait_queue_line) + store(p, wait_entry(p, sk)));
+    int64_t lines = store(p, sk.socket_flags_line);
+    lines += store(p, wait_entry(p, sk));
+    lines += store(p, sk.wait_queue_line);
+    lines += load(p, sk.wmem_line);
+    co_await charge(p, lines);
     if (sk.wmem_alloc - sk.wmem_bias < sk.sndbuf) co_return;
-    co_await sleep_once_on(p, sk, "sock_alloc_send_pskb");
+    co_await pipe_wait(p, sk.sleep, "sock_alloc_send_pskb");
   }
 }
 
 // unix_stream_data_wait() with unix_sock_lines: under unix_state_lock(sk),
-// prepare_to_wait() and skb_peek_tail(), before the sleep and after each
-// wakeup.
+// prepare_to_wait() (the entry's flags, then the queue's lock) and
+// skb_peek_tail(), before the sleep and after each wakeup;
+// set_bit(SOCK_ASYNC_WAITDATA) before the sleep and clear_bit() after it.
+// The set_bit is charged after the sleep, so that no time passes between
+// the check and the sleep.
 Co<void> unix_stream_data_wait_lines(Proc& p, UnixSock& sk) {
+  int64_t hold = store(p, sk.state_lock_line);
   for (;;) {
-    co_await charge_locked(p, sk.state_lock,
-                           store(p, sk.state_lock_line) + store(p, sk.wait_queue_line) +
-                               store(p, wait_entry(p, sk)) + load(p, sk.queue_head_line));
+    hold += store(p, wait_entry(p, sk));
+    hold += store(p, sk.wait_queue_line);
+    hold += load(p, sk.queue_head_line);
+    co_await charge_locked(p, sk.state_lock, hold);
     if (!sk.receive_queue.empty()) co_return;
-    co_await sleep_once_on(p, sk, "unix_stream_recvmsg");
+    const int64_t set_bit = store(p, sk.socket_flags_line);
+    co_await pipe_wait(p, sk.sleep, "unix_stream_recvmsg");
+    hold = set_bit + store(p, sk.state_lock_line);
+    hold += store(p, sk.socket_flags_line);
   }
 }
 
@@ -239,11 +260,17 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
     // larger writes scale with their size.
     const int64_t truesize = sk.truesize_100 + std::max<int64_t>(0, size - 100);
     sk.wmem_alloc += truesize;
-    // unix_sock_lines: __alloc_skb() loads the free pointers of the two
-    // objects it takes (the skb head and its data), which the CPU that freed
-    // them wrote; its memsets are stores the store buffer absorbs.
-    // skb_set_owner_w() adds to sk_wmem_alloc, which sock_wfree() wrote last.
-    const int64_t alloc_lines = sk.charge_lines ? 2 * transfer_from(p, sk.skb_freed_on) + store(p, sk.wmem_line) : 0;
+    int64_t alloc_lines = 0;
+    if (sk.charge_lines) {
+      // sock_alloc_send_pskb() loads sk_wmem_alloc; __alloc_skb() stores
+      // into the sk_buff (its memset), the shared info and the data, lines
+      // the CPU that freed them last wrote or read (the free pointers, the
+      // receiver's reads), and skb_set_owner_w()'s locked add waits for
+      // those stores; then the add itself.
+      alloc_lines = load(p, sk.wmem_line);
+      alloc_lines += transfers_from(p, sk.skb_freed_on, SK_BUFF_LINES + 1 + (size + 63) / 64);
+      alloc_lines += store(p, sk.wmem_line);
+    }
     // alloc_skb(GFP_KERNEL) may sleep: with CONFIG_PREEMPT_VOLUNTARY a
     // preemption point before the work (2.4 has none); none follows until
     // the return to user mode.
@@ -252,21 +279,22 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
     else
       co_await p.sys_after_might_sleep(c.unix_send_base + alloc_lines + copy_cost(p, p.cpu(), size));
     if (other.charge_lines) {
-      // unix_state_lock(other); skb_queue_tail(): the lock, the queue head and
-      // the old tail skb's next pointer, stored while the lock is held.
-      int64_t hold = store(p, other.state_lock_line) + store(p, other.queue_head_line);
+      // unix_state_lock(other); maybe_add_creds() loads the receiver's
+      // socket flags; skb_queue_tail() stores the queue head and the old tail
+      // skb's next pointer; the skb is queued before the unlock.
+      int64_t hold = store(p, other.state_lock_line);
+      hold += load(p, other.socket_flags_line);
+      hold += store(p, other.queue_head_line);
       if (!other.receive_queue.empty()) {
         UnixSock::Skb& tail = other.receive_queue.back();
         hold += transfer_from(p, tail.first_line_cpu);
         tail.first_line_cpu = p.cpu();
       }
       co_await charge_locked(p, other.state_lock, hold);
-      // sock_def_readable(): wq_has_sleeper() loads the wait queue head; a
-      // wakeup takes its lock and unlinks the sleeper's entry.
-      co_await charge(p, load(p, other.wait_queue_line) + (other.sleep.active() ? wake_lines(p, other) : 0));
     }
-    other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk, p.cpu(), false});
+    other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk, p.cpu(), false, false});
     // other->sk_data_ready(): sock_def_readable()
+    if (other.charge_lines) co_await charge(p, wake_lines(p, other));
     co_await p.wake_up(other.sleep, 1, wake_flags_for(!sk.linux24));
     sent += size;
   }
@@ -281,7 +309,8 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
   while (size > 0) {
     if (sk.charge_lines) {
       // unix_state_lock(sk); skb_peek(), and unix_skb_len() of the skb found.
-      int64_t hold = store(p, sk.state_lock_line) + load(p, sk.queue_head_line);
+      int64_t hold = store(p, sk.state_lock_line);
+      hold += load(p, sk.queue_head_line);
       if (!sk.receive_queue.empty() && !sk.receive_queue.front().first_line_read) {
         hold += transfer_from(p, sk.receive_queue.front().first_line_cpu);
         sk.receive_queue.front().first_line_read = true;
@@ -297,6 +326,15 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
       continue;
     }
     UnixSock::Skb& skb = sk.receive_queue.front();
+    if (sk.charge_lines && !skb.rest_read) {
+      // The sk_buff's first line (if it was queued while this CPU held the
+      // lock) and its other lines, which skb_copy_datagram_msg() and the
+      // free read.
+      int64_t lines = skb.first_line_read ? 0 : transfer_from(p, skb.first_line_cpu);
+      lines += transfers_from(p, skb.writer_cpu, SK_BUFF_LINES - 1);
+      skb.first_line_read = skb.rest_read = true;
+      co_await charge(p, lines);
+    }
     const int64_t chunk = std::min(skb.len - skb.consumed, size);
     co_await p.sys(copy_cost(p, skb.writer_cpu, chunk));
     copied += chunk;
@@ -305,19 +343,18 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
     if (skb.consumed < skb.len) break;
     UnixSock* owner = skb.owner;
     const int64_t truesize = skb.truesize;
+    const int writer_cpu = skb.writer_cpu;
     if (sk.charge_lines) {
-      // skb_unlink(): the queue head, and the next skb's prev pointer.
+      // skb_unlink(): the queue head, and the next skb's prev pointer;
+      // consume_skb() -> skb_release_head_state() -> sock_wfree(): the
+      // sender's sk_wmem_alloc.
       int64_t lines = store(p, sk.queue_head_line);
       if (sk.receive_queue.size() > 1) {
         UnixSock::Skb& next = sk.receive_queue[1];
         lines += transfer_from(p, next.first_line_cpu);
         next.first_line_cpu = p.cpu();
       }
-      // consume_skb(): the rest of the sk_buff its sender wrote (its second
-      // line and the shared info); the two frees, each a cmpxchg on a slab
-      // page of the sender's CPU; sock_wfree() on the sender's sk_wmem_alloc.
-      lines += 2 * transfer_from(p, skb.writer_cpu) + store(p, owner->head_page_line) +
-               store(p, owner->data_page_line) + store(p, owner->wmem_line);
+      lines += store(p, owner->wmem_line);
       owner->skb_freed_on = p.cpu();
       co_await charge(p, lines);
     }
@@ -325,6 +362,14 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
     // consume_skb() -> sock_wfree() -> sk_write_space()
     owner->wmem_alloc -= truesize;
     co_await unix_write_space(p, *owner);
+    if (sk.charge_lines) {
+      // Then skb_release_data() loads the shared info, and the data's and the
+      // sk_buff's frees each cmpxchg a slab page of the sender's CPU.
+      int64_t lines = transfer_from(p, writer_cpu);
+      lines += store(p, owner->data_page_line);
+      lines += store(p, owner->head_page_line);
+      co_await charge(p, lines);
+    }
   }
   co_return copied;
 }

@@ -74,9 +74,9 @@ struct UnixSock {
     UnixSock* owner = nullptr;
     // unix_sock_lines: the CPU that wrote the sk_buff's first line last (its
     // sender, or the next sender linking the next skb behind it), and
-    // whether the receiver has read it yet.
+    // whether the receiver has read it, and the sk_buff's other lines, yet.
     int first_line_cpu = -1;
-    bool first_line_read = false;
+    bool first_line_read = false, rest_read = false;
   };
   std::deque<Skb> receive_queue;
   WaitQueue sleep;  // sk_sleep(sk): senders waiting for wmem, readers, pollers
@@ -85,6 +85,7 @@ struct UnixSock {
   bool charge_lines = false;
   SpinResource state_lock;  // unix_state_lock()
   CacheLine state_lock_line, queue_head_line, wmem_line;
+  CacheLine socket_flags_line;  // sk->sk_socket->flags (SOCK_ASYNC_*, SOCK_PASSCRED)
   CacheLine wait_queue_line;  // sk_sleep(sk)'s head and lock
   // Each sleeper's on-stack wait_queue_t, which a waker unlinks.
   std::unordered_map<const kernel::Task*, CacheLine> wait_entry_lines;
