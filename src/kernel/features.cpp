@@ -78,7 +78,7 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
       {"unix_sock_lines", "bool",
        "what-if, not a kernel sysctl (not on 2.4): AF_UNIX sends and receives also pay for the socket's own cache "
        "lines as v4.0's af_unix.c loads and stores them (state lock, queue head, wait queue and entries, "
-       "socket flags, sk_wmem_alloc, the sk_buff, the slab pages): a load without a copy costs a transfer from the nearest "
+       "socket flags, sk_wmem_alloc, the sk_buff, the slab pages, the memory a send reuses): a load without a copy costs a transfer from the nearest "
        "copy, a store the farthest other copy; callers spin on the state lock. 0 = only the data's lines, as the "
        "copy pays them"},
       {"sched_domain_balance_wake", "bool",

@@ -111,10 +111,13 @@ TEST(UnixSocket, MetadataLinesCostNothingWhenBothEndsShareACpu) {
 //   stored (__wake_up_common()), and B's wait entry unlinked; then the
 //   shared info (skb_release_data());
 // - A's send, 7: its sk_wmem_alloc loaded and added to, the memory of its
-//   new sk_buff, shared info and data, which B read or wrote last (seven
-//   lines, two batches), and under B's state lock the lock, B's socket
-//   flags (maybe_add_creds()) and B's queue head. B is already awake, so
-//   sock_def_readable() finds no sleeper, and A still holds the queue line;
+//   new sk_buff, shared info and data, which B read or wrote last (six
+//   lines for these 4-byte messages, two batches), and under B's state
+//   lock the lock, B's socket flags (maybe_add_creds()) and B's queue
+//   head. B was woken by A's
+//   unix_write_space() and has not run yet (its CPU is leaving an idle
+//   state), so sock_def_readable() finds no sleeper, and A still holds
+//   the queue line;
 // - B waking in unix_stream_data_wait(), 5: the lock again, clear_bit() on
 //   its socket flags, prepare_to_wait() on its entry and its queue, and the
 //   queue head (skb_peek_tail()).
