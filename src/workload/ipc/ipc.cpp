@@ -18,6 +18,7 @@ int64_t copy_cost(Proc& p, int from_cpu, int64_t bytes) {
 
 // pipe_wait(): sleep on the queue without re-checking (the caller loops);
 // the caller (pipe_read/pipe_write) names the wait, as wchan would one frame up.
+// The socket waits of the unix_sock_lines what-if sleep through it too.
 Co<void> pipe_wait(Proc& p, WaitQueue& wq, const char* caller) {
   bool woken = false;
   co_await p.wait_event(wq, [&woken] { return std::exchange(woken, true); }, caller);
