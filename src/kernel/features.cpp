@@ -81,6 +81,11 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
        "socket flags, sk_wmem_alloc, the sk_buff, the slab pages, the memory a send reuses): a load without a copy costs a transfer from the nearest "
        "copy, a store the farthest other copy; callers spin on the state lock. 0 = only the data's lines, as the "
        "copy pays them"},
+      {"pipe_lines", "bool",
+       "what-if, not a kernel sysctl (not on 2.4): pipe reads and writes also pay for the pipe's own cache lines as "
+       "v4.0's fs/pipe.c loads and stores them (pipe->mutex with the wait queue head, nrbufs/curbuf/tmp_page, the "
+       "pipe_buffer slots, the sleepers' wait entries, the recycled page the writer copies into), costed as "
+       "unix_sock_lines does. 0 = only the data's lines, as the copy pays them"},
       {"sched_domain_balance_wake", "bool",
        "set SD_BALANCE_WAKE in every sched domain, as writing /proc/sys/kernel/sched_domain/cpu*/domain*/flags does"},
       {"fair_group_sched", "bool",
@@ -115,8 +120,9 @@ std::map<std::string, int64_t> cfs_sysctls() {
           {"unix_sndbuf", 212992},
           // __alloc_skb: kmalloc-512 for 128+320 B, truesize = SKB_TRUESIZE(192) = 768.
           {"unix_skb_truesize_100", 768},
-          // A what-if, not a kernel sysctl: off = only the data's lines move.
+          // What-ifs, not kernel sysctls: off = only the data's lines move.
           {"unix_sock_lines", 0},
+          {"pipe_lines", 0},
           // sd_init(): SD_BALANCE_WAKE is off by default since 2.6.32 (182a85f8a119).
           {"sched_domain_balance_wake", 0},
           // Off: the model's figures are for a kernel without group scheduling
@@ -219,6 +225,9 @@ void KernelConfig::apply_sysctl(const std::string& assignment) {
   if (name == "unix_sock_lines" && v > 1) throw std::invalid_argument("unix_sock_lines must be 0 or 1");
   if (name == "unix_sock_lines" && v && preset_.version < 206)
     throw std::invalid_argument("unix_sock_lines follows 4.0's af_unix.c: not for a 2.4 preset");
+  if (name == "pipe_lines" && v > 1) throw std::invalid_argument("pipe_lines must be 0 or 1");
+  if (name == "pipe_lines" && v && preset_.version < 206)
+    throw std::invalid_argument("pipe_lines follows 4.0's fs/pipe.c: not for a 2.4 preset");
   if (name == "sched_tunable_scaling" && v > 2)
     throw std::invalid_argument("sched_tunable_scaling must be 0, 1 or 2");
   it->second = v;

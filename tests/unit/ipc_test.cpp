@@ -132,8 +132,53 @@ TEST(UnixSocket, MetadataLinesCostTwentyTransfersPerPingPongMessageAcrossSockets
   EXPECT_NEAR(transfers_per_message, 20.0, 0.1);
 }
 
+namespace {
+Co<void> pinned_pipe_pingpong(Proc& p, int cpu, Fd* in, Fd* out, int loops, bool first) {
+  co_await p.sched_setaffinity(only(cpu));
+  co_await pingpong(p, in, out, loops, first);
+}
+// perf bench sched pipe's shape over two pipes, the ends pinned to the two CPUs.
+PingPongRun pipe_pingpong(const std::string& machine, int cpu_a, int cpu_b, int loops, bool lines) {
+  TinySim s(machine, "linux-4.0", 1, "", {lines ? "pipe_lines=1" : "pipe_lines=0"});
+  Fd a[2], b[2];
+  workload::make_pipe(s.k.config(), a);
+  workload::make_pipe(s.k.config(), b);
+  s.k.spawn("ping", [&](Proc& p) { return pinned_pipe_pingpong(p, cpu_a, &b[0], &a[1], loops, true); }, cpu_a);
+  s.k.spawn("pong", [&](Proc& p) { return pinned_pipe_pingpong(p, cpu_b, &a[0], &b[1], loops, false); }, cpu_b);
+  auto r = s.run();
+  EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  return {r.end_ns, s.k.work_by_path()[static_cast<size_t>(kernel::CostPath::Syscall)]};
+}
+}  // namespace
+
+TEST(Pipe, MetadataLinesCostNothingWhenBothEndsShareACpu) {
+  EXPECT_EQ(pipe_pingpong("1s1c1t", 0, 0, 200, true).end_ns, pipe_pingpong("1s1c1t", 0, 0, 200, false).end_ns);
+}
+
+// With pipe_lines, each message of this ping-pong moves 12 lines across
+// the sockets (v4.0's fs/pipe.c), 6 on each side. The writer W: the mutex
+// (__pipe_lock(); the reader R held it last), nrbufs and curbuf loaded and
+// then stored (nrbufs++, tmp_page), the new buffer slot, the recycled page
+// R read last (one line for 4 bytes), and R's wait entry, unlinked by the
+// wakeup (the queue's lock shares the mutex's line, which W holds). R:
+// prepare_to_wait() stores its entry before it sleeps (the previous
+// waker's copy invalidated), finish_wait() loads it after the wakeup, then
+// __pipe_lock() again, nrbufs loaded, the slot read and updated, and
+// nrbufs/curbuf/tmp_page stored when the buffer is released.
+TEST(Pipe, MetadataLinesCostTwelveTransfersPerPingPongMessageAcrossSockets) {
+  const int loops = 1000;
+  const int64_t extra = pipe_pingpong("2s1c1t", 0, 1, loops, true).syscall_work_ns -
+                        pipe_pingpong("2s1c1t", 0, 1, loops, false).syscall_work_ns;
+  const double transfers_per_message =
+      static_cast<double>(extra) / (2.0 * loops) /
+      static_cast<double>(hw::load_machine("2s1c1t").costs.line_transfer_remote);
+  EXPECT_NEAR(transfers_per_message, 12.0, 0.1);
+}
+
 TEST(UnixSocket, MetadataLinesAreNotForA24Preset) {
   EXPECT_THROW(TinySim("1s1c1t", "linux-2.4.19", 1, "", {"unix_sock_lines=1"}), std::invalid_argument);
+  EXPECT_THROW(TinySim("1s1c1t", "linux-2.4.19", 1, "", {"pipe_lines=1"}), std::invalid_argument);
 }
 
 // MESI in brief: loads share a line, a store leaves one copy; a load pays

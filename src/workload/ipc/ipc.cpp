@@ -26,7 +26,57 @@ Co<void> pipe_wait(Proc& p, WaitQueue& wq, const char* caller) {
 
 int wake_flags_for(bool sync) { return sync ? WF_SYNC : 0; }
 
+// The unix_sock_lines and pipe_lines what-ifs (docs/design.md): each
+// metadata line v4.0's af_unix.c or fs/pipe.c loads or stores, charged where
+// its copies are.
+int64_t load(Proc& p, CacheLine& line) { return line.read(p.kernel().machine(), p.cpu()); }
+int64_t store(Proc& p, CacheLine& line) { return line.write(p.kernel().machine(), p.cpu()); }
+int64_t transfer_from(Proc& p, int cpu) { return cpu < 0 ? 0 : p.kernel().machine().line_transfer(cpu, p.cpu()); }
+// `lines` lines of one object reached through one pointer, fetched
+// refill_mlp at a time, as a copy's are.
+int64_t transfers_from(Proc& p, int cpu, int64_t lines) {
+  const int64_t mlp = p.costs().refill_mlp;
+  return (lines + mlp - 1) / mlp * transfer_from(p, cpu);
+}
+Co<void> charge(Proc& p, int64_t ns) {
+  if (ns) co_await p.sys(ns);
+}
+// A spinlock taken for `hold` (the lines moved while it is held), after
+// waiting for the holder.
+Co<void> charge_locked(Proc& p, SpinResource& lock, int64_t hold) {
+  const int64_t spin = lock.acquire(p.now(), hold);
+  co_await charge(p, spin + hold);
+}
 // ---------------------------------------------------------------- pipes --
+
+// The pipe_lines what-if. struct pipe_inode_info of v4.0 begins with the
+// mutex and the wait queue head, one line; nrbufs, curbuf, tmp_page and
+// waiting_writers fill the next; each pipe_buffer slot counts as a line.
+CacheLine& pipe_entry(Proc& p, Pipe& pipe) { return pipe.wait_entry_lines[p.task()]; }
+int pipe_slot(const Pipe& pipe, size_t index) {
+  return static_cast<int>((static_cast<size_t>(pipe.curbuf_slot) + index) % pipe.buf_lines.size());
+}
+// wake_up_interruptible_sync_poll(&pipe->wait): its lock, and each
+// sleeper's entry unlinked (a waiter woken before is unlinked already).
+int64_t pipe_wake_lines(Proc& p, Pipe& pipe) {
+  int64_t lines = store(p, pipe.mutex_wait_line);
+  for (const auto& w : pipe.wait.waiters)
+    if (w.task->state == kernel::TaskState::Interruptible) lines += store(p, pipe.wait_entry_lines[w.task]);
+  return lines;
+}
+// pipe_wait() with pipe_lines: prepare_to_wait() (the entry, the queue's
+// lock) and the mutex released before schedule(); finish_wait() (the entry
+// the waker unlinked) and the mutex taken again after it. The first two are
+// charged after the sleep, so that no time passes before it.
+Co<void> pipe_wait_lines(Proc& p, Pipe& pipe, const char* caller) {
+  int64_t lines = store(p, pipe_entry(p, pipe));
+  lines += store(p, pipe.mutex_wait_line);
+  co_await pipe_wait(p, pipe.wait, caller);
+  lines += load(p, pipe_entry(p, pipe));
+  lines += store(p, pipe.mutex_wait_line);
+  co_await charge(p, lines);
+}
+
 
 // fs/pipe.c (v4.0) pipe_write()
 Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
@@ -35,6 +85,12 @@ Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
   co_await p.syscall(c.syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
   int64_t ret = 0;
   bool do_wakeup = false;
+  // pipe_lines: __pipe_lock(), then pipe->readers, nrbufs and curbuf.
+  int64_t lines = 0;
+  if (pipe.charge_lines) {
+    lines = store(p, pipe.mutex_wait_line);
+    lines += load(p, pipe.info_line);
+  }
   const int64_t chars = total_len & (PAGE_SIZE - 1);
   if (!pipe.bufs.empty() && chars != 0) {
     Pipe::Buffer& last = pipe.bufs.back();
@@ -43,11 +99,19 @@ Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
       last.writer_cpu = p.cpu();
       do_wakeup = true;
       ret = chars;
+      if (pipe.charge_lines) lines += store(p, pipe.buf_lines[pipe_slot(pipe, pipe.bufs.size() - 1)]);
     }
   }
   while (ret < total_len) {
     if (static_cast<int>(pipe.bufs.size()) < pipe.max_buffers) {
       const int64_t copied = std::min(PAGE_SIZE, total_len - ret);
+      if (pipe.charge_lines) {
+        // The new slot, nrbufs and tmp_page, and the copy into the recycled
+        // page, whose lines the reader read last.
+        lines += store(p, pipe.buf_lines[pipe_slot(pipe, pipe.bufs.size())]);
+        lines += store(p, pipe.info_line);
+        lines += transfers_from(p, pipe.page_reader_cpu, (copied + 63) / 64);
+      }
       pipe.bufs.push_back({0, copied, p.cpu()});
       do_wakeup = true;
       ret += copied;
@@ -55,13 +119,26 @@ Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
     }
     // Ring full: wake readers before sleeping.
     if (do_wakeup) {
+      if (pipe.charge_lines) {
+        lines += pipe_wake_lines(p, pipe);
+        co_await charge(p, lines);
+        lines = 0;
+      }
       co_await p.wake_up(pipe.wait, 1, WF_SYNC);
       do_wakeup = false;
     }
     pipe.waiting_writers++;
-    co_await pipe_wait(p, pipe.wait, "pipe_write");
+    if (pipe.charge_lines) {
+      co_await charge(p, lines + store(p, pipe.info_line));
+      lines = 0;
+      co_await pipe_wait_lines(p, pipe, "pipe_write");
+      lines += store(p, pipe.info_line);
+    } else {
+      co_await pipe_wait(p, pipe.wait, "pipe_write");
+    }
     pipe.waiting_writers--;
   }
+  if (pipe.charge_lines) co_await charge(p, lines + (do_wakeup ? pipe_wake_lines(p, pipe) : 0));
   if (do_wakeup) co_await p.wake_up(pipe.wait, 1, WF_SYNC);
   co_return ret;
 }
@@ -72,10 +149,20 @@ Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
   co_await p.syscall(c.syscall_entry + pipe.mutex.acquire(p.now(), c.pipe_read_base) + c.pipe_read_base);
   int64_t ret = 0;
   bool do_wakeup = false;
+  // pipe_lines: __pipe_lock(), then nrbufs and curbuf at each turn.
+  int64_t lines = 0;
+  if (pipe.charge_lines) lines = store(p, pipe.mutex_wait_line);
   for (;;) {
+    if (pipe.charge_lines) lines += load(p, pipe.info_line);
     if (!pipe.bufs.empty()) {
       Pipe::Buffer& buf = pipe.bufs.front();
       const int64_t chars = std::min(buf.len, total_len);
+      if (pipe.charge_lines) {
+        // The slot read and updated (offset, len).
+        lines += store(p, pipe.buf_lines[static_cast<size_t>(pipe.curbuf_slot)]);
+        co_await charge(p, lines);
+        lines = 0;
+      }
       co_await p.sys(copy_cost(p, buf.writer_cpu, chars));
       ret += chars;
       buf.offset += chars;
@@ -83,6 +170,13 @@ Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
       if (buf.len == 0) {
         pipe.bufs.pop_front();
         do_wakeup = true;
+        if (pipe.charge_lines) {
+          // anon_pipe_buf_release() keeps the page as tmp_page; curbuf and
+          // nrbufs move on.
+          lines += store(p, pipe.info_line);
+          pipe.page_reader_cpu = p.cpu();
+          pipe.curbuf_slot = pipe_slot(pipe, 1);
+        }
       }
       total_len -= chars;
       if (total_len == 0) break;
@@ -90,9 +184,17 @@ Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
     }
     if (!pipe.writers) break;
     if (!pipe.waiting_writers && ret) break;
+    if (pipe.charge_lines) {
+      co_await charge(p, lines + (do_wakeup ? pipe_wake_lines(p, pipe) : 0));
+      lines = 0;
+    }
     if (do_wakeup) co_await p.wake_up(pipe.wait, 1, WF_SYNC);
-    co_await pipe_wait(p, pipe.wait, "pipe_read");
+    if (pipe.charge_lines)
+      co_await pipe_wait_lines(p, pipe, "pipe_read");
+    else
+      co_await pipe_wait(p, pipe.wait, "pipe_read");
   }
+  if (pipe.charge_lines) co_await charge(p, lines + (do_wakeup ? pipe_wake_lines(p, pipe) : 0));
   if (do_wakeup) co_await p.wake_up(pipe.wait, 1, WF_SYNC);
   co_return ret;
 }
@@ -158,26 +260,6 @@ Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
 
 // ---------------------------------------------------------- AF_UNIX ----
 
-// The unix_sock_lines what-if (docs/design.md): each metadata line v4.0's
-// af_unix.c loads or stores, charged where its copies are.
-int64_t load(Proc& p, CacheLine& line) { return line.read(p.kernel().machine(), p.cpu()); }
-int64_t store(Proc& p, CacheLine& line) { return line.write(p.kernel().machine(), p.cpu()); }
-int64_t transfer_from(Proc& p, int cpu) { return cpu < 0 ? 0 : p.kernel().machine().line_transfer(cpu, p.cpu()); }
-// `lines` lines of one object reached through one pointer, fetched
-// refill_mlp at a time, as a copy's are.
-int64_t transfers_from(Proc& p, int cpu, int64_t lines) {
-  const int64_t mlp = p.costs().refill_mlp;
-  return (lines + mlp - 1) / mlp * transfer_from(p, cpu);
-}
-Co<void> charge(Proc& p, int64_t ns) {
-  if (ns) co_await p.sys(ns);
-}
-// A spinlock taken for `hold` (the lines moved while it is held), after
-// waiting for the holder.
-Co<void> charge_locked(Proc& p, SpinResource& lock, int64_t hold) {
-  const int64_t spin = lock.acquire(p.now(), hold);
-  co_await charge(p, spin + hold);
-}
 constexpr int64_t SK_BUFF_LINES = 4;  // struct sk_buff of v4.0: 232 bytes
 
 CacheLine& wait_entry(Proc& p, UnixSock& sk) { return sk.wait_entry_lines[p.task()]; }
@@ -405,6 +487,8 @@ int64_t CacheLine::write(const hw::Machine& m, int cpu) {
 void make_pipe(const kernel::KernelConfig& cfg, Fd fds[2]) {
   const bool era24 = cfg.preset().version < 206;
   auto pipe = std::make_shared<Pipe>(static_cast<int>(cfg.sysctl("pipe_buffers")), era24);
+  pipe->charge_lines = cfg.sysctl("pipe_lines") != 0;
+  pipe->buf_lines.resize(static_cast<size_t>(pipe->max_buffers));
   fds[0] = Fd{Fd::Kind::PipeRead, pipe, nullptr, nullptr};
   fds[1] = Fd{Fd::Kind::PipeWrite, pipe, nullptr, nullptr};
 }

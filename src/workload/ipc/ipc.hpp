@@ -11,6 +11,7 @@
 #include <deque>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include "hw/cpumask.hpp"
 #include "hw/machine.hpp"
@@ -59,6 +60,16 @@ struct Pipe {
   WaitQueue wait;  // PIPE_WAIT: readers and writers share it
   SpinResource mutex;
   [[nodiscard]] bool readable() const { return linux24 ? len24 > 0 : !bufs.empty(); }
+  // The pipe_lines what-if (docs/design.md): pipe->mutex and pipe->wait
+  // (one line), nrbufs/curbuf/tmp_page/waiting_writers (one), the
+  // pipe_buffer slots, each sleeper's wait entry, and the CPU that last read
+  // the page a new buffer recycles.
+  bool charge_lines = false;
+  CacheLine mutex_wait_line, info_line;
+  std::vector<CacheLine> buf_lines;
+  int curbuf_slot = 0;
+  int page_reader_cpu = -1;
+  std::unordered_map<const kernel::Task*, CacheLine> wait_entry_lines;
 };
 
 struct UnixSock {
