@@ -66,40 +66,63 @@ TEST(Pipe, PingPongDeliversEveryTokenWithSyncWakeups) {
   }
 }
 
-// ---- the unix_sock_lines what-if ----
+// ---- the unix_sock_lines and pipe_lines what-ifs ----
 namespace {
 hw::CpuMask only(int cpu) {
   hw::CpuMask m;
   m.set(cpu);
   return m;
 }
-Co<void> pinned_pingpong(Proc& p, int cpu, Fd* end, int loops, bool first) {
-  co_await p.sched_setaffinity(only(cpu));
-  co_await pingpong(p, end, end, loops, first);
-}
+enum class Channel { Socketpair, Pipes };
 struct PingPongRun {
   int64_t end_ns;
   int64_t syscall_work_ns;  // the tasks' own system calls, at a core's full rate
 };
-// A ping-pong of `loops` round trips over one socketpair, its ends pinned to
-// the two CPUs.
-PingPongRun socket_pingpong(const std::string& machine, int cpu_a, int cpu_b, int loops, bool lines) {
-  TinySim s(machine, "linux-4.0", 1, "", {lines ? "unix_sock_lines=1" : "unix_sock_lines=0"});
-  Fd fds[2];
-  workload::make_socketpair(s.k.config(), fds);
-  s.k.spawn("ping", [&](Proc& p) { return pinned_pingpong(p, cpu_a, &fds[0], loops, true); }, cpu_a);
-  s.k.spawn("pong", [&](Proc& p) { return pinned_pingpong(p, cpu_b, &fds[1], loops, false); }, cpu_b);
+Co<void> pinned_ends_pingpong(Proc& p, int cpu, Fd* in, Fd* out, int loops, bool first) {
+  co_await p.sched_setaffinity(only(cpu));
+  co_await pingpong(p, in, out, loops, first);
+}
+// A ping-pong of `loops` round trips, its ends pinned to the two CPUs: over
+// one socketpair, or over two pipes as perf bench sched pipe; `lines` turns
+// on the channel's what-if (unix_sock_lines or pipe_lines).
+PingPongRun pinned_pingpong_run(Channel ch, const std::string& machine, int cpu_a, int cpu_b, int loops,
+                                bool lines) {
+  const std::string sysctl = ch == Channel::Socketpair ? "unix_sock_lines=" : "pipe_lines=";
+  TinySim s(machine, "linux-4.0", 1, "", {sysctl + (lines ? "1" : "0")});
+  Fd a[2], b[2];
+  Fd *a_in = &a[0], *a_out = &a[0], *b_in = &a[1], *b_out = &a[1];
+  if (ch == Channel::Socketpair) {
+    workload::make_socketpair(s.k.config(), a);
+  } else {
+    workload::make_pipe(s.k.config(), a);
+    workload::make_pipe(s.k.config(), b);
+    a_in = &b[0], a_out = &a[1], b_in = &a[0], b_out = &b[1];
+  }
+  s.k.spawn("ping", [&](Proc& p) { return pinned_ends_pingpong(p, cpu_a, a_in, a_out, loops, true); }, cpu_a);
+  s.k.spawn("pong", [&](Proc& p) { return pinned_ends_pingpong(p, cpu_b, b_in, b_out, loops, false); }, cpu_b);
   auto r = s.run();
   EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
   EXPECT_EQ(s.k.check_invariants(), "");
   return {r.end_ns, s.k.work_by_path()[static_cast<size_t>(kernel::CostPath::Syscall)]};
 }
+// Lines one CPU wrote last cost nothing on that CPU: the run is the same.
+void expect_same_run_on_one_cpu(Channel ch) {
+  EXPECT_EQ(pinned_pingpong_run(ch, "1s1c1t", 0, 0, 200, true).end_ns,
+            pinned_pingpong_run(ch, "1s1c1t", 0, 0, 200, false).end_ns);
+}
+// The lines moved per message between CPUs on two sockets, from the work
+// charged (the idle states the two runs pick differ, so not from the time).
+double transfers_per_message_across_sockets(Channel ch) {
+  const int loops = 1000;
+  const int64_t extra = pinned_pingpong_run(ch, "2s1c1t", 0, 1, loops, true).syscall_work_ns -
+                        pinned_pingpong_run(ch, "2s1c1t", 0, 1, loops, false).syscall_work_ns;
+  return static_cast<double>(extra) / (2.0 * loops) /
+         static_cast<double>(hw::load_machine("2s1c1t").costs.line_transfer_remote);
+}
 }  // namespace
 
-// Lines one CPU wrote last cost nothing on that CPU: the run is the same.
-TEST(UnixSocket, MetadataLinesCostNothingWhenBothEndsShareACpu) {
-  EXPECT_EQ(socket_pingpong("1s1c1t", 0, 0, 200, true).end_ns, socket_pingpong("1s1c1t", 0, 0, 200, false).end_ns);
-}
+TEST(UnixSocket, MetadataLinesCostNothingWhenBothEndsShareACpu) { expect_same_run_on_one_cpu(Channel::Socketpair); }
+TEST(Pipe, MetadataLinesCostNothingWhenBothEndsShareACpu) { expect_same_run_on_one_cpu(Channel::Pipes); }
 
 // Across sockets each message of this ping-pong moves 20 lines (v4.0's
 // net/unix/af_unix.c, net/core/sock.c, net/core/skbuff.c). Say A has just
@@ -121,39 +144,8 @@ TEST(UnixSocket, MetadataLinesCostNothingWhenBothEndsShareACpu) {
 // - B waking in unix_stream_data_wait(), 5: the lock again, clear_bit() on
 //   its socket flags, prepare_to_wait() on its entry and its queue, and the
 //   queue head (skb_peek_tail()).
-// Compared as work charged, since the idle states the two runs pick differ.
 TEST(UnixSocket, MetadataLinesCostTwentyTransfersPerPingPongMessageAcrossSockets) {
-  const int loops = 1000;
-  const int64_t extra = socket_pingpong("2s1c1t", 0, 1, loops, true).syscall_work_ns -
-                        socket_pingpong("2s1c1t", 0, 1, loops, false).syscall_work_ns;
-  const double transfers_per_message =
-      static_cast<double>(extra) / (2.0 * loops) /
-      static_cast<double>(hw::load_machine("2s1c1t").costs.line_transfer_remote);
-  EXPECT_NEAR(transfers_per_message, 20.0, 0.1);
-}
-
-namespace {
-Co<void> pinned_pipe_pingpong(Proc& p, int cpu, Fd* in, Fd* out, int loops, bool first) {
-  co_await p.sched_setaffinity(only(cpu));
-  co_await pingpong(p, in, out, loops, first);
-}
-// perf bench sched pipe's shape over two pipes, the ends pinned to the two CPUs.
-PingPongRun pipe_pingpong(const std::string& machine, int cpu_a, int cpu_b, int loops, bool lines) {
-  TinySim s(machine, "linux-4.0", 1, "", {lines ? "pipe_lines=1" : "pipe_lines=0"});
-  Fd a[2], b[2];
-  workload::make_pipe(s.k.config(), a);
-  workload::make_pipe(s.k.config(), b);
-  s.k.spawn("ping", [&](Proc& p) { return pinned_pipe_pingpong(p, cpu_a, &b[0], &a[1], loops, true); }, cpu_a);
-  s.k.spawn("pong", [&](Proc& p) { return pinned_pipe_pingpong(p, cpu_b, &a[0], &b[1], loops, false); }, cpu_b);
-  auto r = s.run();
-  EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
-  EXPECT_EQ(s.k.check_invariants(), "");
-  return {r.end_ns, s.k.work_by_path()[static_cast<size_t>(kernel::CostPath::Syscall)]};
-}
-}  // namespace
-
-TEST(Pipe, MetadataLinesCostNothingWhenBothEndsShareACpu) {
-  EXPECT_EQ(pipe_pingpong("1s1c1t", 0, 0, 200, true).end_ns, pipe_pingpong("1s1c1t", 0, 0, 200, false).end_ns);
+  EXPECT_NEAR(transfers_per_message_across_sockets(Channel::Socketpair), 20.0, 0.1);
 }
 
 // With pipe_lines, each message of this ping-pong moves 12 lines across
@@ -167,13 +159,7 @@ TEST(Pipe, MetadataLinesCostNothingWhenBothEndsShareACpu) {
 // __pipe_lock() again, nrbufs loaded, the slot read and updated, and
 // nrbufs/curbuf/tmp_page stored when the buffer is released.
 TEST(Pipe, MetadataLinesCostTwelveTransfersPerPingPongMessageAcrossSockets) {
-  const int loops = 1000;
-  const int64_t extra = pipe_pingpong("2s1c1t", 0, 1, loops, true).syscall_work_ns -
-                        pipe_pingpong("2s1c1t", 0, 1, loops, false).syscall_work_ns;
-  const double transfers_per_message =
-      static_cast<double>(extra) / (2.0 * loops) /
-      static_cast<double>(hw::load_machine("2s1c1t").costs.line_transfer_remote);
-  EXPECT_NEAR(transfers_per_message, 12.0, 0.1);
+  EXPECT_NEAR(transfers_per_message_across_sockets(Channel::Pipes), 12.0, 0.1);
 }
 
 TEST(UnixSocket, MetadataLinesAreNotForA24Preset) {
