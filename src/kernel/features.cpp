@@ -86,6 +86,14 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
        "v4.0's fs/pipe.c loads and stores them (pipe->mutex with the wait queue head, nrbufs/curbuf/tmp_page, the "
        "pipe_buffer slots, the sleepers' wait entries, the recycled page the writer copies into), costed as "
        "unix_sock_lines does. 0 = only the data's lines, as the copy pays them"},
+      {"ttwu_lines", "bool",
+       "what-if, not a kernel sysctl (CFS presets): wakeups and switches also pay for the scheduler's own cache "
+       "lines as v4.0's core.c and fair.c load and store them (the wakee's task_struct and thread_info, the "
+       "target runqueue, the idle task's first line), by dependency chain: independent accesses overlap, locked "
+       "instructions and dependent loads serialize, plain stores drain from the store buffer. A wakeup that "
+       "enqueues on another CPU's runqueue pulls its lines; one queued with TTWU_QUEUE the wake list, rq->idle "
+       "and the task's. 0 = these accesses cost nothing beyond ttwu_base, rq_lock_hold, schedule_base and "
+       "context_switch"},
       {"sched_domain_balance_wake", "bool",
        "set SD_BALANCE_WAKE in every sched domain, as writing /proc/sys/kernel/sched_domain/cpu*/domain*/flags does"},
       {"fair_group_sched", "bool",
@@ -123,6 +131,7 @@ std::map<std::string, int64_t> cfs_sysctls() {
           // What-ifs, not kernel sysctls: off = only the data's lines move.
           {"unix_sock_lines", 0},
           {"pipe_lines", 0},
+          {"ttwu_lines", 0},
           // sd_init(): SD_BALANCE_WAKE is off by default since 2.6.32 (182a85f8a119).
           {"sched_domain_balance_wake", 0},
           // Off: the model's figures are for a kernel without group scheduling
@@ -228,6 +237,9 @@ void KernelConfig::apply_sysctl(const std::string& assignment) {
   if (name == "pipe_lines" && v > 1) throw std::invalid_argument("pipe_lines must be 0 or 1");
   if (name == "pipe_lines" && v && preset_.version < 206)
     throw std::invalid_argument("pipe_lines follows 4.0's fs/pipe.c: not for a 2.4 preset");
+  if (name == "ttwu_lines" && v > 1) throw std::invalid_argument("ttwu_lines must be 0 or 1");
+  if (name == "ttwu_lines" && v && preset_.policy != PolicyKind::Cfs)
+    throw std::invalid_argument("ttwu_lines follows 4.0's kernel/sched/: not for a 2.4 preset");
   if (name == "sched_tunable_scaling" && v > 2)
     throw std::invalid_argument("sched_tunable_scaling must be 0, 1 or 2");
   it->second = v;

@@ -208,6 +208,7 @@ Kernel::Kernel(hw::Machine& machine, KernelConfig config, uint64_t seed)
     }
   }
   nr_idle_ = machine.nr_cpus();
+  ttwu_lines_ = config_.sysctl("ttwu_lines") != 0;
   if (config_.sysctl("sched_domain_balance_wake"))
     for (int c = 0; c < machine.nr_cpus(); ++c)
       for (auto& sd : domains_.of(c)) sd.flags |= SD_BALANCE_WAKE;
@@ -531,6 +532,10 @@ void Kernel::schedule(int c, bool preempt) {
   }
   k.need_resched = false;
   charge(c, jitter(costs.schedule_base), CostPath::Schedule);
+  if (ttwu_lines_ && prev) {
+    const bool sleeps = st == obs::PrevState::Sleeping || st == obs::PrevState::Dead;
+    charge(c, sched_lines::deschedule(machine_, c, prev->lines, sleeps, k.rq_lines), CostPath::Schedule);
+  }
   if (per_cpu_rq_locks()) lock_rq(c, c, costs.rq_lock_hold, CostPath::RqLock);
   k.curr = nullptr;
   Task* next = policy_->pick_next_task(c, prev, true);
@@ -556,6 +561,7 @@ void Kernel::schedule(int c, bool preempt) {
 void Kernel::finish_switch(int c, Task* prev, Task* next) {
   Cpu& k = cpu(c);
   const auto& costs = machine_.costs();
+  const bool from_idle = k.idle || k.irq_from_idle;  // switching away from the idle task
   k.curr = next;
   k.idle = false;
   if (k.irq_from_idle) leave_idle_loop(c);
@@ -590,6 +596,8 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
              : obs::PrevState::Runnable;
     trace_switch(c, prev, st, next);
     charge(c, jitter(costs.context_switch), CostPath::ContextSwitch);
+    if (ttwu_lines_)
+      charge(c, sched_lines::switch_in(machine_, c, next->lines, from_idle, k.rq_lines), CostPath::ContextSwitch);
     ++next->nr_switches;
     charge(c, cache_refill(next, c), CostPath::CacheRefill);
   }
@@ -936,8 +944,16 @@ void Kernel::handle_kick(int c) {
   // It holds this CPU's rq->lock over all of them (3.10-4.x core.c).
   std::vector<Task*> pending;
   pending.swap(k.wake_list);
-  if (!pending.empty() && per_cpu_rq_locks())
-    lock_rq(c, c, static_cast<int64_t>(pending.size()) * machine_.costs().rq_lock_hold, CostPath::RqLock);
+  if (!pending.empty() && per_cpu_rq_locks()) {
+    int64_t lines = 0;
+    if (ttwu_lines_) {
+      // llist_del_all() comes before the lock; the activations under it.
+      charge(c, sched_lines::take_wake_list(machine_, c, k.rq_lines), CostPath::Wakeup);
+      for (auto it = pending.rbegin(); it != pending.rend(); ++it)
+        lines += sched_lines::activate_queued(machine_, c, (*it)->lines, k.rq_lines);
+    }
+    lock_rq(c, c, static_cast<int64_t>(pending.size()) * machine_.costs().rq_lock_hold + lines, CostPath::RqLock);
+  }
   // llist_del_all() hands the list over newest first, and 4.0's
   // sched_ttwu_pending() walks it so (3.x's xchg()-ed list likewise).
   for (auto it = pending.rbegin(); it != pending.rend(); ++it) ttwu_do_activate(*it, c, 0);
@@ -1210,10 +1226,12 @@ int Kernel::ttwu_select(Task* p, int wake_flags) {
   p->waking = true;
   p->waker_cpu = waker;
   charge(waker, jitter(machine_.costs().ttwu_base), CostPath::Wakeup);
+  const int from = p->cpu;
   const int c = select_task_rq(p, SD_BALANCE_WAKE, wake_flags);
   for (auto* o : observers_) o->on_waking(now_ns(), waker, p, c);
   if (c != p->cpu) set_task_cpu(p, c);
   for (auto* o : observers_) o->on_wakeup_placement(now_ns(), waker, c, c == waker);
+  if (ttwu_lines_) charge(waker, ttwu_waker_lines(p, from, c), CostPath::Wakeup);
   if (!idle_cpu(c)) {
     int idle = 0;
     for (int i = 0; i < nr_cpus(); ++i) {
@@ -1229,6 +1247,22 @@ int Kernel::ttwu_select(Task* p, int wake_flags) {
     }
   }
   return c;
+}
+
+// The ttwu_lines what-if: what the waker's accesses to the wakee's
+// task_struct and, for a wakeup it enqueues itself, to the target's
+// runqueue cost, up to the IPI. Charged before ttwu_queue() so that they
+// delay the wakee as they do in the kernel, where they come before the
+// IPI or the unlock that lets the target run it.
+int64_t Kernel::ttwu_waker_lines(Task* p, int from, int c) {
+  const int waker = this_cpu_;
+  const sched_lines::Wakeup w{waker, p->lines, cpu(from).rq_lines, cpu(c).rq_lines, from != c};
+  // (A sched_setaffinity() racing with the wakeup may still turn a queued
+  // wakeup into a direct enqueue in ttwu_queue(); it is charged as queued.)
+  if (policy_->queue_remote_wakeup(waker, c))
+    return sched_lines::wake_by_queue(machine_, w, cpu(c).wake_list.empty(), config_.preset().version >= 316);
+  Task* curr = cpu(c).curr;
+  return sched_lines::wake_by_enqueue(machine_, w, curr ? &curr->lines : nullptr);
 }
 
 void Kernel::ttwu_queue(Task* p, int c, int wake_flags) {

@@ -278,6 +278,7 @@ class Kernel final : public SchedCore {
     bool balance_kick = false;   // a balance kick not yet handled
     bool nohz_kick_bit = false;  // NOHZ_BALANCE_KICK: set by the kick, cleared when its pass ends
     std::vector<Task*> wake_list;
+    RqLines rq_lines;  // the ttwu_lines what-if
     // CPUs whose waker spins in try_to_wake_up() until this CPU has switched
     // away from its sleeping prev; and, on the waker's side, since when.
     std::vector<int> switch_spinners;
@@ -319,6 +320,7 @@ class Kernel final : public SchedCore {
   int select_task_rq(Task* p, uint32_t sd_flag, int wake_flags);
   [[nodiscard]] int select_fallback_rq(const Task* p) const;
   void ttwu_do_activate(Task* p, int cpu, int wake_flags);
+  int64_t ttwu_waker_lines(Task* p, int from, int c);
   void activate_task(Task* p, int cpu, int flags);
   // rq->clock and the sched_info accounting on it (schedstat run_delay,
   // taskstats cpu_delay_total): see kernel.cpp.
@@ -377,6 +379,7 @@ class Kernel final : public SchedCore {
   std::vector<obs::Observer*> observers_;
   int this_cpu_ = 0;
   bool booted_ = false;
+  bool ttwu_lines_ = false;  // --sysctl ttwu_lines=1 (kernel/sched_lines.hpp)
   int next_autogroup_ = 1;
   int next_pid_ = 1;
   int live_tasks_ = 0;

@@ -11,6 +11,7 @@
 
 #include "hw/cpumask.hpp"
 #include "kernel/coro.hpp"
+#include "kernel/sched_lines.hpp"
 #include "sim/time.hpp"
 
 namespace kernel {
@@ -134,6 +135,7 @@ struct Task {
   int64_t nr_switches = 0;
   int64_t nr_migrations = 0;
   int64_t wakeup_delay_total_ns = 0;  // sched_waking to running, summed
+  TaskLines lines;  // the ttwu_lines what-if
   int exit_code = 0;
   bool reaped = false;
 };

@@ -211,9 +211,9 @@ TEST(Determinism, SameSeedGivesByteIdenticalOutputAndTrace) {
   auto r3 = run("perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 8");
   EXPECT_NE(r1.out, r3.out);
   // The unix_sock_lines what-if keeps per-sleeper lines in a hash map by
-  // task; nothing may depend on its order.
+  // task; nothing may depend on its order. ttwu_lines rides along.
   const std::string lines = "perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 7 "
-                            "--features WAKE_IDLE_CPU --sysctl unix_sock_lines=1";
+                            "--features WAKE_IDLE_CPU --sysctl unix_sock_lines=1 --sysctl ttwu_lines=1";
   auto l1 = run(lines), l2 = run(lines);
   EXPECT_EQ(l1.code, 0) << l1.err;
   EXPECT_EQ(l1.out, l2.out);

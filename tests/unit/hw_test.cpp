@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "hw/cache_line.hpp"
 #include "hw/machine.hpp"
 #include "hw/topology.hpp"
 
@@ -99,4 +100,22 @@ TEST(Machine, EvictedLinesRefillFromTheOldCpusSide) {
   const int64_t p4_batches = 16 * 1024 / pc.cache_line_bytes / pc.refill_mlp;
   EXPECT_EQ(p4.refill_cost(0, 0, 16 * 1024, 0), p4_batches * pc.line_transfer_node);
   EXPECT_EQ(p4.refill_cost(0, 1, 16 * 1024, 0), p4_batches * pc.line_transfer_node);
+}
+
+// MESI in brief: loads share a line, a store leaves one copy; a load pays
+// the nearest copy, a store the farthest other one.
+TEST(CacheLine, LoadsShareTheLineAndAStoreInvalidatesEveryOtherCopy) {
+  const hw::Machine m(hw::load_machine("2s2c1t"));  // CPUs 0-1 on socket 0, 2-3 on socket 1
+  const int64_t llc = m.costs().line_transfer_llc, remote = m.costs().line_transfer_remote;
+  hw::CacheLine line;
+  EXPECT_EQ(line.read(m, 0), 0);    // never written: nothing to fetch
+  EXPECT_EQ(line.write(m, 0), 0);
+  EXPECT_EQ(line.read(m, 0), 0);    // the writer's own copy
+  EXPECT_EQ(line.read(m, 2), remote);
+  EXPECT_EQ(line.read(m, 2), 0);    // now shared there
+  EXPECT_EQ(line.read(m, 3), llc);  // from the nearer copy, on its socket
+  EXPECT_EQ(line.write(m, 1), remote);  // invalidates 0 (llc) and 2, 3 (remote)
+  EXPECT_EQ(line.write(m, 1), 0);       // the only copy
+  EXPECT_EQ(line.read(m, 0), llc);
+  EXPECT_EQ(line.write(m, 0), llc);     // an upgrade still invalidates 1
 }

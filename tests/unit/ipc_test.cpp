@@ -74,21 +74,26 @@ hw::CpuMask only(int cpu) {
   return m;
 }
 enum class Channel { Socketpair, Pipes };
+// Which lines a run charges: none, the channel's own (unix_sock_lines or
+// pipe_lines) or the scheduler's (ttwu_lines).
+enum class Lines { None, Channel, Scheduler };
 struct PingPongRun {
   int64_t end_ns;
   int64_t syscall_work_ns;  // the tasks' own system calls, at a core's full rate
+  int64_t sched_work_ns;    // wakeups, rq locks, schedule() and switches
 };
 Co<void> pinned_ends_pingpong(Proc& p, int cpu, Fd* in, Fd* out, int loops, bool first) {
   co_await p.sched_setaffinity(only(cpu));
   co_await pingpong(p, in, out, loops, first);
 }
 // A ping-pong of `loops` round trips, its ends pinned to the two CPUs: over
-// one socketpair, or over two pipes as perf bench sched pipe; `lines` turns
-// on the channel's what-if (unix_sock_lines or pipe_lines).
+// one socketpair, or over two pipes as perf bench sched pipe.
 PingPongRun pinned_pingpong_run(Channel ch, const std::string& machine, int cpu_a, int cpu_b, int loops,
-                                bool lines) {
-  const std::string sysctl = ch == Channel::Socketpair ? "unix_sock_lines=" : "pipe_lines=";
-  TinySim s(machine, "linux-4.0", 1, "", {sysctl + (lines ? "1" : "0")});
+                                Lines lines) {
+  const std::string channel_lines = ch == Channel::Socketpair ? "unix_sock_lines=" : "pipe_lines=";
+  TinySim s(machine, "linux-4.0", 1, "",
+            {channel_lines + (lines == Lines::Channel ? "1" : "0"),
+             std::string("ttwu_lines=") + (lines == Lines::Scheduler ? "1" : "0")});
   Fd a[2], b[2];
   Fd *a_in = &a[0], *a_out = &a[0], *b_in = &a[1], *b_out = &a[1];
   if (ch == Channel::Socketpair) {
@@ -103,26 +108,34 @@ PingPongRun pinned_pingpong_run(Channel ch, const std::string& machine, int cpu_
   auto r = s.run();
   EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
   EXPECT_EQ(s.k.check_invariants(), "");
-  return {r.end_ns, s.k.work_by_path()[static_cast<size_t>(kernel::CostPath::Syscall)]};
+  const auto& work = s.k.work_by_path();
+  auto path = [&](kernel::CostPath p) { return work[static_cast<size_t>(p)]; };
+  return {r.end_ns, path(kernel::CostPath::Syscall),
+          path(kernel::CostPath::Wakeup) + path(kernel::CostPath::RqLock) + path(kernel::CostPath::Schedule) +
+              path(kernel::CostPath::ContextSwitch)};
 }
 // Lines one CPU wrote last cost nothing on that CPU: the run is the same.
-void expect_same_run_on_one_cpu(Channel ch) {
-  EXPECT_EQ(pinned_pingpong_run(ch, "1s1c1t", 0, 0, 200, true).end_ns,
-            pinned_pingpong_run(ch, "1s1c1t", 0, 0, 200, false).end_ns);
+void expect_same_run_on_one_cpu(Channel ch, Lines lines) {
+  EXPECT_EQ(pinned_pingpong_run(ch, "1s1c1t", 0, 0, 200, lines).end_ns,
+            pinned_pingpong_run(ch, "1s1c1t", 0, 0, 200, Lines::None).end_ns);
 }
 // The lines moved per message between CPUs on two sockets, from the work
 // charged (the idle states the two runs pick differ, so not from the time).
-double transfers_per_message_across_sockets(Channel ch) {
+double transfers_per_message_across_sockets(Channel ch, Lines lines) {
   const int loops = 1000;
-  const int64_t extra = pinned_pingpong_run(ch, "2s1c1t", 0, 1, loops, true).syscall_work_ns -
-                        pinned_pingpong_run(ch, "2s1c1t", 0, 1, loops, false).syscall_work_ns;
+  const PingPongRun with = pinned_pingpong_run(ch, "2s1c1t", 0, 1, loops, lines);
+  const PingPongRun without = pinned_pingpong_run(ch, "2s1c1t", 0, 1, loops, Lines::None);
+  const int64_t extra = lines == Lines::Scheduler ? with.sched_work_ns - without.sched_work_ns
+                                                  : with.syscall_work_ns - without.syscall_work_ns;
   return static_cast<double>(extra) / (2.0 * loops) /
          static_cast<double>(hw::load_machine("2s1c1t").costs.line_transfer_remote);
 }
 }  // namespace
 
-TEST(UnixSocket, MetadataLinesCostNothingWhenBothEndsShareACpu) { expect_same_run_on_one_cpu(Channel::Socketpair); }
-TEST(Pipe, MetadataLinesCostNothingWhenBothEndsShareACpu) { expect_same_run_on_one_cpu(Channel::Pipes); }
+TEST(UnixSocket, MetadataLinesCostNothingWhenBothEndsShareACpu) {
+  expect_same_run_on_one_cpu(Channel::Socketpair, Lines::Channel);
+}
+TEST(Pipe, MetadataLinesCostNothingWhenBothEndsShareACpu) { expect_same_run_on_one_cpu(Channel::Pipes, Lines::Channel); }
 
 // Across sockets each message of this ping-pong moves 20 lines (v4.0's
 // net/unix/af_unix.c, net/core/sock.c, net/core/skbuff.c). Say A has just
@@ -145,7 +158,7 @@ TEST(Pipe, MetadataLinesCostNothingWhenBothEndsShareACpu) { expect_same_run_on_o
 //   its socket flags, prepare_to_wait() on its entry and its queue, and the
 //   queue head (skb_peek_tail()).
 TEST(UnixSocket, MetadataLinesCostTwentyTransfersPerPingPongMessageAcrossSockets) {
-  EXPECT_NEAR(transfers_per_message_across_sockets(Channel::Socketpair), 20.0, 0.1);
+  EXPECT_NEAR(transfers_per_message_across_sockets(Channel::Socketpair, Lines::Channel), 20.0, 0.1);
 }
 
 // With pipe_lines, each message of this ping-pong moves 12 lines across
@@ -159,30 +172,84 @@ TEST(UnixSocket, MetadataLinesCostTwentyTransfersPerPingPongMessageAcrossSockets
 // __pipe_lock() again, nrbufs loaded, the slot read and updated, and
 // nrbufs/curbuf/tmp_page stored when the buffer is released.
 TEST(Pipe, MetadataLinesCostTwelveTransfersPerPingPongMessageAcrossSockets) {
-  EXPECT_NEAR(transfers_per_message_across_sockets(Channel::Pipes), 12.0, 0.1);
+  EXPECT_NEAR(transfers_per_message_across_sockets(Channel::Pipes, Lines::Channel), 12.0, 0.1);
+}
+
+// ttwu_lines (kernel/sched_lines.hpp): the scheduler's own lines.
+TEST(TtwuLines, CostNothingWhenBothEndsShareACpu) { expect_same_run_on_one_cpu(Channel::Pipes, Lines::Scheduler); }
+
+// Across sockets v4.0 queues the wakeup (TTWU_QUEUE): each message of this
+// ping-pong stalls on 11 transfers, one per step of the dependency chains
+// (kernel/sched_lines.hpp). Say A on CPU 0 wakes B, which went to sleep on
+// CPU 1, idle since:
+// - A's try_to_wake_up(), 6: B's pi_lock (B's sched_submit_work() read
+//   its line); B's state and on_rq lines with CPU 1's min_vruntime,
+//   loaded together; B's thread_info (task_cpu()); llist_add()'s cmpxchg
+//   on CPU 1's wake list, which waits for the stores of TASK_WAKING and
+//   se->vruntime; rq->idle; the idle task's stack pointer;
+// - CPU 1's sched_ttwu_pending(), 3: the wake list taken back; B's wake
+//   entry with the enqueue's lines A wrote (the entity, ttwu_stat()'s
+//   line) and the cfs_rq line A read; B's on_rq and state stores, drained
+//   by the next rq->lock;
+// - B going to sleep again on CPU 1, 2: sched_submit_work() reads the
+//   line of B's pi_lock, which A took; clear_tsk_need_resched()'s locked
+//   store to B's thread_info, which A read.
+TEST(TtwuLines, QueuedWakeupAcrossSocketsStallsOnElevenTransfersAMessage) {
+  EXPECT_NEAR(transfers_per_message_across_sockets(Channel::Pipes, Lines::Scheduler), 11.0, 0.1);
+}
+
+// Within an LLC the waker enqueues B itself on CPU 1's runqueue: 12 a
+// message.
+// - A's try_to_wake_up(), 6: the same first three steps; CPU 1's
+//   rq->lock, which waits for the two stores; the enqueue (clock, load
+//   sums, cfs_rq, B's on_rq line and statistics, rq->curr, together); the
+//   idle task's stack pointer (resched_curr());
+// - CPU 1 picking B, 3: the lock; the clock, cfs_rq and load sums; B's
+//   lines A wrote (run_node, entity, statistics);
+// - B going to sleep again, 3: its pi_lock line; cfs_rq_of(se), on the
+//   line A's ttwu_stat() wrote; the locked clear of need_resched, with
+//   the store to B's on_rq line, which A shares.
+TEST(TtwuLines, WakeupWithinAnLlcStallsOnTwelveTransfersAMessage) {
+  const int loops = 1000;
+  const int64_t extra = pinned_pingpong_run(Channel::Pipes, "1s2c1t", 0, 1, loops, Lines::Scheduler).sched_work_ns -
+                        pinned_pingpong_run(Channel::Pipes, "1s2c1t", 0, 1, loops, Lines::None).sched_work_ns;
+  const double per_message = static_cast<double>(extra) / (2.0 * loops) /
+                             static_cast<double>(hw::load_machine("1s2c1t").costs.line_transfer_llc);
+  EXPECT_NEAR(per_message, 12.0, 0.1);
+}
+
+// The costing by dependency chain, on lines CPU 1 wrote last: the waker
+// stalls once per step, however many lines a step loads.
+TEST(TtwuLines, AQueuedWakeupStallsOncePerStepNotPerLine) {
+  const hw::Machine m(hw::load_machine("2s1c1t"));
+  const int64_t remote = m.costs().line_transfer_remote;
+  auto written_by_cpu1 = [&](kernel::TaskLines& p, kernel::RqLines& rq) {
+    for (hw::CacheLine* l : {&p.state, &p.thread_info, &p.on_rq, &p.se, &p.links, &p.stats, &p.pi_lock, &rq.lock,
+                             &rq.load, &rq.cfs, &rq.curr, &rq.clock, &rq.wake_list, &rq.idle_task})
+      l->write(m, 1);
+  };
+  kernel::TaskLines p;
+  kernel::RqLines rq;
+  written_by_cpu1(p, rq);
+  // pi_lock; state, on_rq and min_vruntime together; thread_info; the wake
+  // list with the buffered stores; rq->idle; the idle task's stack.
+  EXPECT_EQ(kernel::sched_lines::wake_by_queue(m, {0, p, rq, rq, false}, true, true), 6 * remote);
+  written_by_cpu1(p, rq);
+  // 3.10 has no set_nr_if_polling(): no rq->idle, no idle task.
+  EXPECT_EQ(kernel::sched_lines::wake_by_queue(m, {0, p, rq, rq, false}, true, false), 4 * remote);
+  written_by_cpu1(p, rq);
+  // A migrating wakeup adds the locked add to the old queue's removed_load.
+  EXPECT_EQ(kernel::sched_lines::wake_by_queue(m, {0, p, rq, rq, true}, false, true), 5 * remote);
+}
+
+TEST(TtwuLines, AreNotForA24Preset) {
+  EXPECT_THROW(TinySim("1s1c1t", "linux-2.4.19", 1, "", {"ttwu_lines=1"}), std::invalid_argument);
+  EXPECT_NO_THROW(TinySim("1s1c1t", "linux-3.10", 1, "", {"ttwu_lines=1"}));
 }
 
 TEST(UnixSocket, MetadataLinesAreNotForA24Preset) {
   EXPECT_THROW(TinySim("1s1c1t", "linux-2.4.19", 1, "", {"unix_sock_lines=1"}), std::invalid_argument);
   EXPECT_THROW(TinySim("1s1c1t", "linux-2.4.19", 1, "", {"pipe_lines=1"}), std::invalid_argument);
-}
-
-// MESI in brief: loads share a line, a store leaves one copy; a load pays
-// the nearest copy, a store the farthest other one.
-TEST(CacheLine, LoadsShareTheLineAndAStoreInvalidatesEveryOtherCopy) {
-  const hw::Machine m(hw::load_machine("2s2c1t"));  // CPUs 0-1 on socket 0, 2-3 on socket 1
-  const int64_t llc = m.costs().line_transfer_llc, remote = m.costs().line_transfer_remote;
-  workload::CacheLine line;
-  EXPECT_EQ(line.read(m, 0), 0);    // never written: nothing to fetch
-  EXPECT_EQ(line.write(m, 0), 0);
-  EXPECT_EQ(line.read(m, 0), 0);    // the writer's own copy
-  EXPECT_EQ(line.read(m, 2), remote);
-  EXPECT_EQ(line.read(m, 2), 0);    // now shared there
-  EXPECT_EQ(line.read(m, 3), llc);  // from the nearer copy, on its socket
-  EXPECT_EQ(line.write(m, 1), remote);  // invalidates 0 (llc) and 2, 3 (remote)
-  EXPECT_EQ(line.write(m, 1), 0);       // the only copy
-  EXPECT_EQ(line.read(m, 0), llc);
-  EXPECT_EQ(line.write(m, 0), llc);     // an upgrade still invalidates 1
 }
 
 TEST(SpinResource, WaitersQueueBehindTheHolder) {

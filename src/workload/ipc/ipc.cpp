@@ -465,25 +465,6 @@ int64_t SpinResource::acquire(int64_t now, int64_t hold) {
   return spin;
 }
 
-int64_t CacheLine::read(const hw::Machine& m, int cpu) {
-  if (writer < 0 || writer == cpu || sharers.test(cpu)) return 0;
-  int64_t nearest = m.line_transfer(writer, cpu);
-  sharers.for_each([&](int s) { nearest = std::min(nearest, m.line_transfer(s, cpu)); });
-  sharers.set(cpu);
-  return nearest;
-}
-
-int64_t CacheLine::write(const hw::Machine& m, int cpu) {
-  int64_t farthest = 0;
-  if (writer >= 0 && writer != cpu) farthest = m.line_transfer(writer, cpu);
-  sharers.for_each([&](int s) {
-    if (s != cpu) farthest = std::max(farthest, m.line_transfer(s, cpu));
-  });
-  writer = cpu;
-  sharers = hw::CpuMask{};
-  return farthest;
-}
-
 void make_pipe(const kernel::KernelConfig& cfg, Fd fds[2]) {
   const bool era24 = cfg.preset().version < 206;
   auto pipe = std::make_shared<Pipe>(static_cast<int>(cfg.sysctl("pipe_buffers")), era24);

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hw/cache_line.hpp"
 #include "hw/cpumask.hpp"
 #include "hw/machine.hpp"
 #include "kernel/kernel.hpp"
@@ -22,6 +23,7 @@ namespace workload {
 using kernel::Co;
 using kernel::Proc;
 using kernel::WaitQueue;
+using hw::CacheLine;
 
 // A lock modelled analytically: a caller spins until the previous holder's
 // hold time has elapsed (4.0 pipe->mutex optimistic spinning; 2.4 PIPE_SEM).
@@ -29,18 +31,6 @@ struct SpinResource {
   int64_t free_at = 0;
   // Returns the spin time of a caller arriving at `now` that holds it for `hold`.
   int64_t acquire(int64_t now, int64_t hold);
-};
-
-// A cache line of kernel data, for the unix_sock_lines what-if: the CPU that
-// wrote it last and the CPUs that have read it since (MESI's modified and
-// shared copies). A load on a CPU without a copy costs a transfer from the
-// nearest copy; a store or atomic costs the farthest other copy, which it
-// fetches or invalidates, and leaves the writer the only holder.
-struct CacheLine {
-  int writer = -1;  // -1: not written yet, costs nothing
-  hw::CpuMask sharers;
-  int64_t read(const hw::Machine& m, int cpu);
-  int64_t write(const hw::Machine& m, int cpu);
 };
 
 struct Pipe {
