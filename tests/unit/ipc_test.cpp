@@ -169,7 +169,7 @@ TEST(UnixSocket, MetadataLinesCostTwentyTransfersPerPingPongMessageAcrossSockets
 // wakeup (the queue's lock shares the mutex's line, which W holds). R:
 // prepare_to_wait() stores its entry before it sleeps (the previous
 // waker's copy invalidated), finish_wait() loads it after the wakeup, then
-// __pipe_lock() again, nrbufs loaded, the slot read and updated, and
+// pipe_lock() again, nrbufs loaded, the slot read and updated, and
 // nrbufs/curbuf/tmp_page stored when the buffer is released.
 TEST(Pipe, MetadataLinesCostTwelveTransfersPerPingPongMessageAcrossSockets) {
   EXPECT_NEAR(transfers_per_message_across_sockets(Channel::Pipes, Lines::Channel), 12.0, 0.1);
