@@ -6,7 +6,9 @@
 // fetches or invalidates, and leaves the writer the only holder. The costs
 // are the profile's line_transfer_* figures (hw::Machine::line_transfer()).
 #pragma once
+#include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "hw/cpumask.hpp"
 #include "hw/machine.hpp"
@@ -18,6 +20,31 @@ struct CacheLine {
   CpuMask sharers;
   int64_t read(const Machine& m, int cpu);
   int64_t write(const Machine& m, int cpu);
+};
+
+// The costing rule the three what-ifs share: the stall of one CPU's path
+// through kernel code on x86-TSO, where v4.0 runs. A load the path depends
+// on stalls for its transfer (independent loads issued together overlap:
+// sched_lines' steps). A plain store retires into the store buffer: it takes
+// the line at once, so later readers pay for it, and its transfer is waited
+// for only by the next locked instruction (a lock, an atomic
+// read-modify-write, xchg) or full barrier (smp_mb()), which drains the
+// buffer, whose stores overlap: the dearest counts. A path that returns to
+// user mode with stores still buffered does not wait for them. So a load and
+// a later plain store to one line cost the load and, when a locked
+// instruction follows, the store's invalidation of the copy the load left.
+// Hardware that merges a load and a store to one line would pay less.
+struct LineStalls {
+  int64_t stall = 0;     // ns the path has waited so far
+  int64_t buffered = 0;  // the dearest transfer of the stores not yet drained
+  void load(int64_t transfer) { stall += transfer; }
+  void store(int64_t transfer) { buffered = std::max(buffered, transfer); }
+  // A locked instruction or a full barrier, `transfer` being its own line's.
+  void locked(int64_t transfer) {
+    stall += std::max(transfer, buffered);
+    buffered = 0;
+  }
+  int64_t take_stall() { return std::exchange(stall, 0); }
 };
 
 }  // namespace hw

@@ -27,7 +27,8 @@
 //         wake_list   L40: wake_list, idle_state, the ttwu schedstats
 //   idle task         the idle task's first line: its stack pointer and
 //                     on_cpu, written at each switch to or from idle
-// Costs follow the dependency chain, not the line count. The accesses of
+// Costs follow the dependency chain, not the line count, by the rule the
+// socket's and the pipe's line what-ifs share (hw::LineStalls). The accesses of
 // one step are independent and overlap, so a step costs its dearest
 // transfer (hw::CacheLine); steps are serialized by a locked instruction or
 // by a load whose address comes from the step before. Plain stores retire

@@ -119,3 +119,34 @@ TEST(CacheLine, LoadsShareTheLineAndAStoreInvalidatesEveryOtherCopy) {
   EXPECT_EQ(line.read(m, 0), llc);
   EXPECT_EQ(line.write(m, 0), llc);     // an upgrade still invalidates 1
 }
+
+// The what-ifs' costing rule (x86-TSO): loads stall; plain stores wait in
+// the store buffer, overlapping, for the next locked instruction; a load
+// and a later store to one line cost two transfers only when a locked
+// instruction follows.
+TEST(LineStalls, StoresWaitOnlyForTheNextLockedInstructionAndOverlap) {
+  const hw::Machine m(hw::load_machine("2s2c1t"));
+  const int64_t llc = m.costs().line_transfer_llc, remote = m.costs().line_transfer_remote;
+  hw::CacheLine a, b, lock;
+  for (hw::CacheLine* l : {&a, &b, &lock}) l->write(m, 2);  // all on socket 1
+  hw::LineStalls path;
+  path.load(a.read(m, 0));
+  EXPECT_EQ(path.stall, remote);
+  path.store(a.write(m, 0));  // the upgrade: invalidates CPU 2's copy
+  path.store(b.write(m, 0));
+  EXPECT_EQ(path.stall, remote);  // not waited for yet
+  EXPECT_EQ(path.buffered, remote);
+  path.locked(lock.write(m, 0));  // its own line and the two stores overlap
+  EXPECT_EQ(path.take_stall(), 2 * remote);
+  EXPECT_EQ(path.buffered, 0);
+  EXPECT_EQ(path.stall, 0);
+  // A locked instruction on a line this CPU holds still drains the buffer.
+  b.read(m, 1);
+  path.store(b.write(m, 0));
+  path.locked(lock.write(m, 0));
+  EXPECT_EQ(path.take_stall(), llc);
+  // A store left in the buffer when the path ends costs the path nothing.
+  a.read(m, 3);
+  path.store(a.write(m, 0));
+  EXPECT_EQ(path.take_stall(), 0);
+}

@@ -137,42 +137,62 @@ TEST(UnixSocket, MetadataLinesCostNothingWhenBothEndsShareACpu) {
 }
 TEST(Pipe, MetadataLinesCostNothingWhenBothEndsShareACpu) { expect_same_run_on_one_cpu(Channel::Pipes, Lines::Channel); }
 
-// Across sockets each message of this ping-pong moves 20 lines (v4.0's
-// net/unix/af_unix.c, net/core/sock.c, net/core/skbuff.c). Say A has just
-// received B's message and replies:
-// - A's consume of B's message, 8: the sk_buff's first line at the peek and
-//   its other three (one batch of refill_mlp), the queue head
-//   (skb_unlink()), B's sk_wmem_alloc (sock_wfree()), unix_write_space() on
-//   B's socket, where B sleeps for its reply: the wait queue loaded, then
-//   stored (__wake_up_common()), and B's wait entry unlinked; then the
-//   shared info (skb_release_data());
-// - A's send, 7: its sk_wmem_alloc loaded and added to, the memory of its
-//   new sk_buff, shared info and data, which B read or wrote last (six
-//   lines for these 4-byte messages, two batches), and under B's state
-//   lock the lock, B's socket flags (maybe_add_creds()) and B's queue
-//   head. B was woken by A's
-//   unix_write_space() and has not run yet (its CPU is leaving an idle
-//   state), so sock_def_readable() finds no sleeper, and A still holds
-//   the queue line;
-// - B waking in unix_stream_data_wait(), 5: the lock again, clear_bit() on
-//   its socket flags, prepare_to_wait() on its entry and its queue, and the
-//   queue head (skb_peek_tail()).
-TEST(UnixSocket, MetadataLinesCostTwentyTransfersPerPingPongMessageAcrossSockets) {
-  EXPECT_NEAR(transfers_per_message_across_sockets(Channel::Socketpair, Lines::Channel), 20.0, 0.1);
+// Across sockets each message of this ping-pong stalls on 23 transfers
+// (v4.0's net/unix/af_unix.c, net/core/sock.c, net/core/skbuff.c,
+// kernel/sched/wait.c, mm/slub.c, costed by hw::LineStalls' rule). Say B
+// has sent A a message; A runs and replies. B was woken by A's
+// unix_write_space() and has not run yet (its CPU is leaving an idle
+// state), so B's sock_def_readable() found no sleeper.
+// - A waking in unix_stream_data_wait(), 5: unix_state_lock() (B's send
+//   took it); clear_bit() on its socket flags (B's maybe_add_creds()
+//   loaded them: an invalidation); prepare_to_wait() loads its entry (B's
+//   wakeup unlinked it), and its lock of the queue, which B's wakeup took,
+//   waits too for the store to the entry's flags; skb_peek_tail()'s
+//   queue head (B's skb_queue_tail()).
+// - A consuming it, 11: line 1 of the sk_buff (len, consumed) at
+//   skb_peek(), its other three (one batch of refill_mlp); skb_unlink()'s
+//   lock of the queue (the head's line, B's), which waits for the store
+//   of UNIXCB(skb).consumed; sock_wfree() loads sk_flags on the line of
+//   B's sk_wmem_alloc, and its atomic_sub() there invalidates B's copy;
+//   unix_write_space() on B's socket: the queue head (smp_mb() has
+//   nothing to wait for), its lock (shared now), and B's entry, B
+//   sleeping there for its reply; sock_wfree()'s atomic_sub_and_test()
+//   waits for the unlinking store to that entry; skb_release_data()'s
+//   shared info; kfree()'s cmpxchg of the data's slab page, which B's
+//   ksize() read, and which waits for the free pointer stored in the data
+//   B wrote. consume_skb() finds skb->users at 1 and does no atomic.
+// - A's send, 7: atomic_read() of its sk_wmem_alloc (B's sock_wfree());
+//   one step of three loads: the free pointers of its new sk_buff and
+//   data (B freed them), and ksize()'s load of the data's slab page (B's
+//   kfree() wrote it); the memset() of the sk_buff and shared info, five
+//   lines in two batches, the first stalling; skb_set_owner_w()'s
+//   atomic_add() (an invalidation, and the memset's last batch);
+//   unix_state_lock() of B's socket (the data copy's store waits in the
+//   store buffer with it); B's socket flags; skb_queue_tail()'s lock of
+//   B's queue (B's skb_unlink() took it). sock_def_readable() then finds
+//   the queue's line, which A took in unix_write_space(), and no sleeper,
+//   and vfs_write()'s smp_mb() nothing to wait for.
+TEST(UnixSocket, MetadataLinesCostTwentyThreeTransfersPerPingPongMessageAcrossSockets) {
+  EXPECT_NEAR(transfers_per_message_across_sockets(Channel::Socketpair, Lines::Channel), 23.0, 0.1);
 }
 
-// With pipe_lines, each message of this ping-pong moves 12 lines across
-// the sockets (v4.0's fs/pipe.c), 6 on each side. The writer W: the mutex
-// (__pipe_lock(); the reader R held it last), nrbufs and curbuf loaded and
-// then stored (nrbufs++, tmp_page), the new buffer slot, the recycled page
-// R read last (one line for 4 bytes), and R's wait entry, unlinked by the
-// wakeup (the queue's lock shares the mutex's line, which W holds). R:
-// prepare_to_wait() stores its entry before it sleeps (the previous
-// waker's copy invalidated), finish_wait() loads it after the wakeup, then
-// pipe_lock() again, nrbufs loaded, the slot read and updated, and
-// nrbufs/curbuf/tmp_page stored when the buffer is released.
-TEST(Pipe, MetadataLinesCostTwelveTransfersPerPingPongMessageAcrossSockets) {
-  EXPECT_NEAR(transfers_per_message_across_sockets(Channel::Pipes, Lines::Channel), 12.0, 0.1);
+// With pipe_lines, each message of this ping-pong stalls on 11 transfers
+// across the sockets (v4.0's fs/pipe.c, hw::LineStalls' rule). The writer
+// W, 5: __pipe_lock()'s locked decrement (the reader R held the mutex
+// last); pipe->readers, nrbufs and curbuf loaded; __pipe_unlock()'s
+// locked increment, which waits for the stores left in the store buffer
+// (the recycled page R read, one line for 4 bytes; the new slot R emptied;
+// nrbufs and tmp_page, a line W shares with R after its load); the wakeup
+// loads R's entry (the queue's lock is on the mutex's line, which W
+// holds); sb_start_write_trylock()'s smp_mb() waits for the store
+// unlinking it. R, 5: finish_wait() loads its entry, pipe_lock() the
+// mutex, then nrbufs and curbuf, the slot at curbuf, and __pipe_unlock()
+// waits for the stores to the slot and to nrbufs/curbuf/tmp_page. And R,
+// going to sleep again on its next read, 1: DEFINE_WAIT()'s store to its
+// entry (W unlinked it), waited for by prepare_to_wait()'s lock; charged
+// before the sleep, on R's time, not the round trip's.
+TEST(Pipe, MetadataLinesCostElevenTransfersPerPingPongMessageAcrossSockets) {
+  EXPECT_NEAR(transfers_per_message_across_sockets(Channel::Pipes, Lines::Channel), 11.0, 0.1);
 }
 
 // ttwu_lines (kernel/sched_lines.hpp): the scheduler's own lines.

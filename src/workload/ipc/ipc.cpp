@@ -1,6 +1,8 @@
 #include "workload/ipc/ipc.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <initializer_list>
 #include <stdexcept>
 #include <utility>
 
@@ -28,19 +30,47 @@ int wake_flags_for(bool sync) { return sync ? WF_SYNC : 0; }
 
 // The unix_sock_lines and pipe_lines what-ifs (docs/design.md): each
 // metadata line v4.0's af_unix.c or fs/pipe.c loads or stores, charged where
-// its copies are.
-int64_t load(Proc& p, CacheLine& line) { return line.read(p.kernel().machine(), p.cpu()); }
-int64_t store(Proc& p, CacheLine& line) { return line.write(p.kernel().machine(), p.cpu()); }
+// its copies are, by the rule hw::LineStalls states (loads stall, plain
+// stores wait in the store buffer for the next locked instruction).
 int64_t transfer_from(Proc& p, int cpu) { return cpu < 0 ? 0 : p.kernel().machine().line_transfer(cpu, p.cpu()); }
-// `lines` lines of one object reached through one pointer, fetched
-// refill_mlp at a time, as a copy's are.
-int64_t transfers_from(Proc& p, int cpu, int64_t lines) {
-  const int64_t mlp = p.costs().refill_mlp;
-  return (lines + mlp - 1) / mlp * transfer_from(p, cpu);
-}
 Co<void> charge(Proc& p, int64_t ns) {
   if (ns) co_await p.sys(ns);
 }
+// One task's path through those lines, on whichever CPU it runs now.
+struct LinePath {
+  explicit LinePath(Proc& proc) : p(proc) {}
+  Proc& p;
+  hw::LineStalls stalls;
+  const hw::Machine& machine() const { return p.kernel().machine(); }
+  void load(CacheLine& line) { stalls.load(line.read(machine(), p.cpu())); }
+  void store(CacheLine& line) { stalls.store(line.write(machine(), p.cpu())); }
+  void locked(CacheLine& line) { stalls.locked(line.write(machine(), p.cpu())); }
+  // smp_mb(), or the locked instruction that begins the next path
+  // (try_to_wake_up()'s pi_lock, schedule()'s rq->lock).
+  void barrier() { stalls.locked(0); }
+  // A line known only by the CPU that wrote it last.
+  void load_from(int cpu) { stalls.load(transfer_from(p, cpu)); }
+  // Independent loads issued together overlap: the step costs the dearest.
+  int64_t read(CacheLine& line) { return line.read(machine(), p.cpu()); }
+  int64_t from(int cpu) { return transfer_from(p, cpu); }
+  void load_step(std::initializer_list<int64_t> transfers) { stalls.load(std::max(transfers)); }
+  void store_to(int cpu) { stalls.store(transfer_from(p, cpu)); }
+  // `lines` lines of one object reached through one pointer, read or
+  // written in a run (a copy, a memset), whose copies `cpu` holds: the
+  // line fill buffers take refill_mlp at a time, so the run waits for all
+  // batches but the last, whose loads it waits for too and whose stores it
+  // leaves in the store buffer.
+  void load_run_from(int cpu, int64_t lines) { stalls.load(batches(lines) * transfer_from(p, cpu)); }
+  void store_run_to(int cpu, int64_t lines) {
+    stalls.load((batches(lines) - 1) * transfer_from(p, cpu));
+    stalls.store(transfer_from(p, cpu));
+  }
+  int64_t batches(int64_t lines) const {
+    const int64_t mlp = p.costs().refill_mlp;
+    return std::max<int64_t>(1, (lines + mlp - 1) / mlp);
+  }
+  int64_t take_stall() { return stalls.take_stall(); }
+};
 // A spinlock taken for `hold` (the lines moved while it is held), after
 // waiting for the holder.
 Co<void> charge_locked(Proc& p, SpinResource& lock, int64_t hold) {
@@ -56,27 +86,62 @@ CacheLine& pipe_entry(Proc& p, Pipe& pipe) { return pipe.wait_entry_lines[p.task
 int pipe_slot(const Pipe& pipe, size_t index) {
   return static_cast<int>((static_cast<size_t>(pipe.curbuf_slot) + index) % pipe.buf_lines.size());
 }
-// wake_up_interruptible_sync_poll(&pipe->wait): its lock, and each
-// sleeper's entry unlinked (a waiter woken before is unlinked already).
-int64_t pipe_wake_lines(Proc& p, Pipe& pipe) {
-  int64_t lines = store(p, pipe.mutex_wait_line);
-  for (const auto& w : pipe.wait.waiters)
-    if (w.task->state == kernel::TaskState::Interruptible) lines += store(p, pipe.wait_entry_lines[w.task]);
-  return lines;
+// __wake_up_common() with the what-ifs' lines: the queue's lock; each
+// sleeper's entry loaded (flags, func, the next pointer); the pi_lock of
+// try_to_wake_up() waits for the store buffer; then
+// autoremove_wake_function()'s list_del_init() of each entry and the
+// unlock, plain stores. A waiter woken before is unlinked already.
+using EntryLines = std::unordered_map<const kernel::Task*, CacheLine>;
+std::vector<const kernel::Task*> sleepers_on(const WaitQueue& wq) {
+  std::vector<const kernel::Task*> sleepers;
+  for (const auto& w : wq.waiters)
+    if (w.task->state == kernel::TaskState::Interruptible) sleepers.push_back(w.task);
+  return sleepers;
 }
-// pipe_wait() with pipe_lines: prepare_to_wait() (the entry, the queue's
-// lock) and the mutex released before schedule(); finish_wait() (the entry
-// the waker unlinked) and the mutex taken again after it. The first two are
-// charged after the sleep, so that no time passes before it.
-Co<void> pipe_wait_lines(Proc& p, Pipe& pipe, const char* caller) {
-  int64_t lines = store(p, pipe_entry(p, pipe));
-  lines += store(p, pipe.mutex_wait_line);
-  co_await pipe_wait(p, pipe.wait, caller);
-  lines += load(p, pipe_entry(p, pipe));
-  lines += store(p, pipe.mutex_wait_line);
-  co_await charge(p, lines);
+Co<void> wake_up_lines(Proc& p, LinePath& path, WaitQueue& wq, CacheLine& lock_line, EntryLines& entries,
+                       int wake_flags) {
+  const auto sleepers = sleepers_on(wq);
+  path.locked(lock_line);
+  for (const kernel::Task* t : sleepers) path.load(entries[t]);
+  path.barrier();
+  co_await charge(p, path.take_stall());
+  co_await p.wake_up(wq, 1, wake_flags);
+  for (const kernel::Task* t : sleepers) path.store(entries[t]);
+  path.store(lock_line);
 }
-
+// wake_up_interruptible_sync_poll(&pipe->wait): the queue's lock is on the
+// mutex's line.
+Co<void> pipe_wake_up(Proc& p, LinePath& path, Pipe& pipe) {
+  if (pipe.charge_lines)
+    co_await wake_up_lines(p, path, pipe.wait, pipe.mutex_wait_line, pipe.wait_entry_lines, WF_SYNC);
+  else
+    co_await p.wake_up(pipe.wait, 1, WF_SYNC);
+}
+// pipe_wait() with pipe_lines. Before the sleep: DEFINE_WAIT() stores the
+// on-stack entry (its last waker unlinked it), prepare_to_wait() takes the
+// queue's lock and links it, and pipe_unlock() releases the mutex, both
+// locked; they are charged before the sleep, and a pipe that became ready
+// meanwhile (`ready`) is seen, as the kernel's waker would have found the
+// entry linked. After it: finish_wait() loads the entry the waker unlinked
+// (or unlinks it under the queue's lock when no wakeup came), and
+// pipe_lock() takes the mutex again.
+Co<void> pipe_wait_lines(Proc& p, LinePath& path, Pipe& pipe, const char* caller,
+                         const std::function<bool()>& ready) {
+  path.store(pipe_entry(p, pipe));
+  path.locked(pipe.mutex_wait_line);
+  path.store(pipe_entry(p, pipe));
+  path.locked(pipe.mutex_wait_line);
+  co_await charge(p, path.take_stall());
+  const bool sleeps = !ready();
+  if (sleeps) co_await pipe_wait(p, pipe.wait, caller);
+  path.load(pipe_entry(p, pipe));
+  if (!sleeps) {
+    path.locked(pipe.mutex_wait_line);
+    path.store(pipe_entry(p, pipe));
+  }
+  path.locked(pipe.mutex_wait_line);
+  co_await charge(p, path.take_stall());
+}
 
 // fs/pipe.c (v4.0) pipe_write()
 Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
@@ -85,32 +150,37 @@ Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
   co_await p.syscall(c.syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
   int64_t ret = 0;
   bool do_wakeup = false;
-  // pipe_lines: __pipe_lock(), then pipe->readers, nrbufs and curbuf.
-  int64_t lines = 0;
+  // pipe_lines: __pipe_lock() (mutex_lock()'s locked decrement), then
+  // pipe->readers, nrbufs and curbuf.
+  LinePath path(p);
   if (pipe.charge_lines) {
-    lines = store(p, pipe.mutex_wait_line);
-    lines += load(p, pipe.info_line);
+    path.locked(pipe.mutex_wait_line);
+    path.load(pipe.info_line);
   }
   const int64_t chars = total_len & (PAGE_SIZE - 1);
   if (!pipe.bufs.empty() && chars != 0) {
     Pipe::Buffer& last = pipe.bufs.back();
+    CacheLine& last_slot = pipe.buf_lines[pipe_slot(pipe, pipe.bufs.size() - 1)];
+    if (pipe.charge_lines) path.load(last_slot);  // ops, offset, len
     if (last.offset + last.len + chars <= PAGE_SIZE) {
       last.len += chars;
       last.writer_cpu = p.cpu();
       do_wakeup = true;
       ret = chars;
-      if (pipe.charge_lines) lines += store(p, pipe.buf_lines[pipe_slot(pipe, pipe.bufs.size() - 1)]);
+      if (pipe.charge_lines) path.store(last_slot);
     }
   }
   while (ret < total_len) {
     if (static_cast<int>(pipe.bufs.size()) < pipe.max_buffers) {
       const int64_t copied = std::min(PAGE_SIZE, total_len - ret);
       if (pipe.charge_lines) {
-        // The new slot, nrbufs and tmp_page, and the copy into the recycled
-        // page, whose lines the reader read last.
-        lines += store(p, pipe.buf_lines[pipe_slot(pipe, pipe.bufs.size())]);
-        lines += store(p, pipe.info_line);
-        lines += transfers_from(p, pipe.page_reader_cpu, (copied + 63) / 64);
+        // The copy into pipe->tmp_page, the page the reader released last,
+        // whose lines it read (a page from alloc_page() when there is none:
+        // this CPU's, free); the new slot; nrbufs and tmp_page.
+        path.store_run_to(pipe.tmp_page_reader_cpu, (copied + 63) / 64);
+        pipe.tmp_page_reader_cpu = -1;
+        path.store(pipe.buf_lines[pipe_slot(pipe, pipe.bufs.size())]);
+        path.store(pipe.info_line);
       }
       pipe.bufs.push_back({0, copied, p.cpu()});
       do_wakeup = true;
@@ -119,27 +189,27 @@ Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
     }
     // Ring full: wake readers before sleeping.
     if (do_wakeup) {
-      if (pipe.charge_lines) {
-        lines += pipe_wake_lines(p, pipe);
-        co_await charge(p, lines);
-        lines = 0;
-      }
-      co_await p.wake_up(pipe.wait, 1, WF_SYNC);
+      co_await pipe_wake_up(p, path, pipe);
       do_wakeup = false;
     }
     pipe.waiting_writers++;
     if (pipe.charge_lines) {
-      co_await charge(p, lines + store(p, pipe.info_line));
-      lines = 0;
-      co_await pipe_wait_lines(p, pipe, "pipe_write");
-      lines += store(p, pipe.info_line);
+      path.store(pipe.info_line);
+      co_await pipe_wait_lines(p, path, pipe, "pipe_write",
+                               [&pipe] { return static_cast<int>(pipe.bufs.size()) < pipe.max_buffers; });
+      path.store(pipe.info_line);
     } else {
       co_await pipe_wait(p, pipe.wait, "pipe_write");
     }
     pipe.waiting_writers--;
   }
-  if (pipe.charge_lines) co_await charge(p, lines + (do_wakeup ? pipe_wake_lines(p, pipe) : 0));
-  if (do_wakeup) co_await p.wake_up(pipe.wait, 1, WF_SYNC);
+  // __pipe_unlock(): mutex_unlock()'s locked increment drains the stores.
+  if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);
+  if (do_wakeup) co_await pipe_wake_up(p, path, pipe);
+  // Then sb_start_write_trylock() and, in vfs_write(), fsnotify_modify()'s
+  // srcu_read_lock(): each an smp_mb(), which waits for the wakeup's stores.
+  if (pipe.charge_lines) path.barrier();
+  co_await charge(p, path.take_stall());
   co_return ret;
 }
 
@@ -150,31 +220,32 @@ Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
   int64_t ret = 0;
   bool do_wakeup = false;
   // pipe_lines: __pipe_lock(), then nrbufs and curbuf at each turn.
-  int64_t lines = 0;
-  if (pipe.charge_lines) lines = store(p, pipe.mutex_wait_line);
+  LinePath path(p);
+  if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);
   for (;;) {
-    if (pipe.charge_lines) lines += load(p, pipe.info_line);
+    if (pipe.charge_lines) path.load(pipe.info_line);
     if (!pipe.bufs.empty()) {
       Pipe::Buffer& buf = pipe.bufs.front();
+      CacheLine& slot = pipe.buf_lines[static_cast<size_t>(pipe.curbuf_slot)];
       const int64_t chars = std::min(buf.len, total_len);
       if (pipe.charge_lines) {
-        // The slot read and updated (offset, len).
-        lines += store(p, pipe.buf_lines[static_cast<size_t>(pipe.curbuf_slot)]);
-        co_await charge(p, lines);
-        lines = 0;
+        // The slot at curbuf: ops, len, offset, page.
+        path.load(slot);
+        co_await charge(p, path.take_stall());
       }
       co_await p.sys(copy_cost(p, buf.writer_cpu, chars));
       ret += chars;
       buf.offset += chars;
       buf.len -= chars;
+      if (pipe.charge_lines) path.store(slot);
       if (buf.len == 0) {
         pipe.bufs.pop_front();
         do_wakeup = true;
         if (pipe.charge_lines) {
-          // anon_pipe_buf_release() keeps the page as tmp_page; curbuf and
-          // nrbufs move on.
-          lines += store(p, pipe.info_line);
-          pipe.page_reader_cpu = p.cpu();
+          // anon_pipe_buf_release() keeps the page as tmp_page when there is
+          // none (it frees it otherwise); curbuf and nrbufs move on.
+          path.store(pipe.info_line);
+          if (pipe.tmp_page_reader_cpu < 0) pipe.tmp_page_reader_cpu = p.cpu();
           pipe.curbuf_slot = pipe_slot(pipe, 1);
         }
       }
@@ -184,18 +255,15 @@ Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
     }
     if (!pipe.writers) break;
     if (!pipe.waiting_writers && ret) break;
-    if (pipe.charge_lines) {
-      co_await charge(p, lines + (do_wakeup ? pipe_wake_lines(p, pipe) : 0));
-      lines = 0;
-    }
-    if (do_wakeup) co_await p.wake_up(pipe.wait, 1, WF_SYNC);
+    if (do_wakeup) co_await pipe_wake_up(p, path, pipe);
     if (pipe.charge_lines)
-      co_await pipe_wait_lines(p, pipe, "pipe_read");
+      co_await pipe_wait_lines(p, path, pipe, "pipe_read", [&pipe] { return !pipe.bufs.empty() || !pipe.writers; });
     else
       co_await pipe_wait(p, pipe.wait, "pipe_read");
   }
-  if (pipe.charge_lines) co_await charge(p, lines + (do_wakeup ? pipe_wake_lines(p, pipe) : 0));
-  if (do_wakeup) co_await p.wake_up(pipe.wait, 1, WF_SYNC);
+  if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);  // __pipe_unlock()
+  if (do_wakeup) co_await pipe_wake_up(p, path, pipe);
+  co_await charge(p, path.take_stall());
   co_return ret;
 }
 
@@ -263,96 +331,127 @@ Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
 constexpr int64_t SK_BUFF_LINES = 4;  // struct sk_buff of v4.0: 232 bytes
 
 CacheLine& wait_entry(Proc& p, UnixSock& sk) { return sk.wait_entry_lines[p.task()]; }
-// sock_def_readable() and unix_write_space(): wq_has_sleeper() loads the
-// queue head; with a sleeper, __wake_up_common() takes the queue's lock and
-// autoremove_wake_function() unlinks each sleeper's entry. A waiter woken
-// before has been unlinked then, though it leaves the model's queue only
-// when it runs.
-int64_t wake_lines(Proc& p, UnixSock& sk) {
-  int64_t lines = load(p, sk.wait_queue_line);
-  bool locked = false;
-  for (const auto& w : sk.sleep.waiters) {
-    if (w.task->state != kernel::TaskState::Interruptible) continue;
-    if (!locked) lines += store(p, sk.wait_queue_line);
-    locked = true;
-    lines += store(p, sk.wait_entry_lines[w.task]);
+// sock_def_readable() and unix_write_space(): wq_has_sleeper() is smp_mb()
+// and a load of the queue head; with a sleeper linked, the wakeup (a waiter
+// woken before is unlinked, though it leaves the model's queue only when it
+// runs).
+Co<void> sock_wake_up(Proc& p, LinePath& path, UnixSock& sk) {
+  const int wake_flags = wake_flags_for(!sk.linux24);
+  if (!sk.charge_lines) {
+    co_await p.wake_up(sk.sleep, 1, wake_flags);
+    co_return;
   }
-  return lines;
+  path.barrier();
+  path.load(sk.wait_queue_line);
+  if (!sleepers_on(sk.sleep).empty())
+    co_await wake_up_lines(p, path, sk.sleep, sk.wait_queue_line, sk.wait_entry_lines, wake_flags);
+  else
+    co_await charge(p, path.take_stall());
 }
 
 // unix_write_space(): wake blocked senders once wmem <= sndbuf/4.
-Co<void> unix_write_space(Proc& p, UnixSock& sk) {
+Co<void> unix_write_space(Proc& p, LinePath& path, UnixSock& sk) {
   if ((sk.wmem_alloc << 2) > sk.sndbuf) co_return;  // unix_writable()
-  if (sk.charge_lines) co_await charge(p, wake_lines(p, sk));
-  if (sk.sleep.active()) co_await p.wake_up(sk.sleep, 1, wake_flags_for(!sk.linux24));
+  if (sk.charge_lines || sk.sleep.active()) co_await sock_wake_up(p, path, sk);
 }
 
-// sock_wait_for_wmem() (net/core/sock.c) with unix_sock_lines: before each
-// check, set_bit(SOCK_ASYNC_NOSPACE) on the socket's flags (which all the
-// socket's senders share), prepare_to_wait() on its queue, and the load of
-// sk_wmem_alloc; the check and the sleep are one step.
-Co<void> sock_wait_for_wmem_lines(Proc& p, UnixSock& sk) {
+// prepare_to_wait() with unix_sock_lines: `wait->flags &=
+// ~WQ_FLAG_EXCLUSIVE` on the entry (its last waker unlinked it), the
+// queue's lock, which waits for that store, and the entry's linking.
+void prepare_to_wait_lines(Proc& p, LinePath& path, UnixSock& sk) {
+  path.load(wait_entry(p, sk));
+  path.store(wait_entry(p, sk));
+  path.locked(sk.wait_queue_line);
+  path.store(wait_entry(p, sk));
+}
+// finish_wait() after a prepare_to_wait() no wakeup followed: the entry,
+// unlinked under the queue's lock.
+void finish_wait_lines(Proc& p, LinePath& path, UnixSock& sk) {
+  path.load(wait_entry(p, sk));
+  path.locked(sk.wait_queue_line);
+  path.store(wait_entry(p, sk));
+}
+
+// sock_wait_for_wmem() (net/core/sock.c) with unix_sock_lines:
+// DEFINE_WAIT() and clear_bit(SOCK_ASYNC_NOSPACE) on the socket's flags
+// (which all the socket's senders share); before each check set_bit()
+// there, prepare_to_wait() and the load of sk_wmem_alloc, charged before
+// the check so that the check and the sleep are one step.
+Co<void> sock_wait_for_wmem_lines(Proc& p, LinePath& path, UnixSock& sk) {
+  path.store(wait_entry(p, sk));
+  path.locked(sk.socket_flags_line);
   for (;;) {
-    int64_t lines = store(p, sk.socket_flags_line);
-    lines += store(p, wait_entry(p, sk));
-    lines += store(p, sk.wait_queue_line);
-    lines += load(p, sk.wmem_line);
-    co_await charge(p, lines);
-    if (sk.wmem_alloc - sk.wmem_bias < sk.sndbuf) co_return;
+    path.locked(sk.socket_flags_line);
+    prepare_to_wait_lines(p, path, sk);
+    path.load(sk.wmem_line);
+    co_await charge(p, path.take_stall());
+    if (sk.wmem_alloc - sk.wmem_bias < sk.sndbuf) break;
     co_await pipe_wait(p, sk.sleep, "sock_alloc_send_pskb");
   }
+  finish_wait_lines(p, path, sk);
 }
 
-// unix_stream_data_wait() with unix_sock_lines: under unix_state_lock(sk),
-// prepare_to_wait() (the entry's flags, then the queue's lock) and
-// skb_peek_tail(), before the sleep and after each wakeup;
-// set_bit(SOCK_ASYNC_WAITDATA) before the sleep and clear_bit() after it.
-// The set_bit is charged after the sleep, so that no time passes between
-// the check and the sleep.
-Co<void> unix_stream_data_wait_lines(Proc& p, UnixSock& sk) {
-  int64_t hold = store(p, sk.state_lock_line);
+// unix_stream_data_wait() with unix_sock_lines: DEFINE_WAIT(); under
+// unix_state_lock(sk), prepare_to_wait() and skb_peek_tail(), and
+// set_bit(SOCK_ASYNC_WAITDATA) before the sleep; after it the lock again
+// and clear_bit(). The hold before the sleep is charged before the check,
+// so that the check and the sleep are one step (a sender queueing
+// meanwhile spins behind it, and is seen).
+Co<void> unix_stream_data_wait_lines(Proc& p, LinePath& path, UnixSock& sk) {
+  path.store(wait_entry(p, sk));
+  path.locked(sk.state_lock_line);
   for (;;) {
-    hold += store(p, wait_entry(p, sk));
-    hold += store(p, sk.wait_queue_line);
-    hold += load(p, sk.queue_head_line);
-    co_await charge_locked(p, sk.state_lock, hold);
-    if (!sk.receive_queue.empty()) co_return;
-    const int64_t set_bit = store(p, sk.socket_flags_line);
-    co_await pipe_wait(p, sk.sleep, "unix_stream_recvmsg");
-    hold = set_bit + store(p, sk.state_lock_line);
-    hold += store(p, sk.socket_flags_line);
+    prepare_to_wait_lines(p, path, sk);
+    path.load(sk.queue_head_line);
+    if (!sk.receive_queue.empty()) break;
+    path.locked(sk.socket_flags_line);
+    co_await charge_locked(p, sk.state_lock, path.take_stall());
+    if (sk.receive_queue.empty()) co_await pipe_wait(p, sk.sleep, "unix_stream_recvmsg");
+    path.locked(sk.state_lock_line);
+    path.locked(sk.socket_flags_line);
   }
+  finish_wait_lines(p, path, sk);
+  co_await charge_locked(p, sk.state_lock, path.take_stall());
 }
 
-// net/unix/af_unix.c unix_stream_sendmsg() with sock_alloc_send_pskb().
+// net/unix/af_unix.c unix_stream_sendmsg() with sock_alloc_send_pskb(),
+// called by write(2) through vfs_write().
 Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
   const auto& c = p.costs();
   UnixSock& other = *sk.peer;
   int64_t sent = 0;
   co_await p.syscall(c.syscall_entry);
+  LinePath path(p);
   while (sent < len) {
     const int64_t size = std::min(len - sent, (sk.sndbuf >> 1) - 64);
     // sock_alloc_send_pskb(): block while the send buffer is used up; the
     // skb is charged to the sender (skb_set_owner_w) before the copy.
-    if (sk.charge_lines && sk.wmem_alloc - sk.wmem_bias >= sk.sndbuf)
-      co_await sock_wait_for_wmem_lines(p, sk);
-    else
+    if (sk.charge_lines) path.load(sk.wmem_line);  // atomic_read(&sk->sk_wmem_alloc)
+    if (sk.charge_lines && sk.wmem_alloc - sk.wmem_bias >= sk.sndbuf) {
+      // set_bit(SOCK_ASYNC_NOSPACE) and set_bit(SOCK_NOSPACE) first.
+      path.locked(sk.socket_flags_line);
+      path.locked(sk.socket_flags_line);
+      co_await sock_wait_for_wmem_lines(p, path, sk);
+    } else {
       co_await p.wait_event(
           sk.sleep, [&sk] { return sk.wmem_alloc - sk.wmem_bias < sk.sndbuf; }, "sock_alloc_send_pskb");
+    }
     // truesize: SKB_TRUESIZE(kmalloc bucket); the preset gives the 100 B value,
     // larger writes scale with their size.
     const int64_t truesize = sk.truesize_100 + std::max<int64_t>(0, size - 100);
     sk.wmem_alloc += truesize;
-    int64_t alloc_lines = 0;
     if (sk.charge_lines) {
-      // sock_alloc_send_pskb() loads sk_wmem_alloc; __alloc_skb() stores
-      // into the sk_buff (its memset), the shared info and the data, lines
-      // the CPU that freed them last wrote or read (the free pointers, the
-      // receiver's reads), and skb_set_owner_w()'s locked add waits for
-      // those stores; then the add itself.
-      alloc_lines = load(p, sk.wmem_line);
-      alloc_lines += transfers_from(p, sk.skb_freed_on, SK_BUFF_LINES + 1 + (size + 63) / 64);
-      alloc_lines += store(p, sk.wmem_line);
+      // __alloc_skb(): the two slab allocations load the free pointer in
+      // the sk_buff and in the data (the CPU that freed them wrote it), and
+      // ksize(data) the data's slab page, which that CPU's remote free
+      // wrote: independent, one step. Then the memset() of the sk_buff
+      // and the shared info; skb_set_owner_w()'s locked add to
+      // sk_wmem_alloc waits for those stores; skb_copy_datagram_from_iter()
+      // stores the data.
+      path.load_step({path.from(sk.skb_freed_on), path.read(sk.data_page_line)});
+      path.store_run_to(sk.skb_freed_on, SK_BUFF_LINES + 1);
+      path.locked(sk.wmem_line);
+      path.store_run_to(sk.skb_freed_on, (size + 63) / 64);
     }
     // alloc_skb(GFP_KERNEL) may sleep: with CONFIG_PREEMPT_VOLUNTARY a
     // preemption point before the work (2.4 has none); none follows until
@@ -360,27 +459,32 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
     if (sk.linux24)
       co_await p.sys(c.unix_send_base + copy_cost(p, p.cpu(), size));
     else
-      co_await p.sys_after_might_sleep(c.unix_send_base + alloc_lines + copy_cost(p, p.cpu(), size));
+      co_await p.sys_after_might_sleep(c.unix_send_base + path.take_stall() + copy_cost(p, p.cpu(), size));
     if (other.charge_lines) {
-      // unix_state_lock(other); maybe_add_creds() loads the receiver's
-      // socket flags; skb_queue_tail() stores the queue head and the old tail
-      // skb's next pointer; the skb is queued before the unlock.
-      int64_t hold = store(p, other.state_lock_line);
-      hold += load(p, other.socket_flags_line);
-      hold += store(p, other.queue_head_line);
+      // unix_state_lock(other), which waits for the data's stores;
+      // maybe_add_creds() loads the receiver's socket flags;
+      // skb_queue_tail() takes the queue's own lock (on the queue head's
+      // line) and stores the old tail skb's next pointer; the skb is
+      // queued before the unlocks.
+      path.locked(other.state_lock_line);
+      path.load(other.socket_flags_line);
+      path.locked(other.queue_head_line);
       if (!other.receive_queue.empty()) {
         UnixSock::Skb& tail = other.receive_queue.back();
-        hold += transfer_from(p, tail.first_line_cpu);
-        tail.first_line_cpu = p.cpu();
+        path.store_to(tail.link_line_cpu);
+        tail.link_line_cpu = p.cpu();
       }
-      co_await charge_locked(p, other.state_lock, hold);
+      co_await charge_locked(p, other.state_lock, path.take_stall());
     }
-    other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk, p.cpu(), false, false});
+    other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk, p.cpu(), p.cpu(), false, false});
     // other->sk_data_ready(): sock_def_readable()
-    if (other.charge_lines) co_await charge(p, wake_lines(p, other));
-    co_await p.wake_up(other.sleep, 1, wake_flags_for(!sk.linux24));
+    co_await sock_wake_up(p, path, other);
     sent += size;
   }
+  // vfs_write()'s fsnotify_modify(): srcu_read_lock()'s smp_mb() waits for
+  // the wakeup's stores.
+  if (sk.charge_lines) path.barrier();
+  co_await charge(p, path.take_stall());
   co_return sent;
 }
 
@@ -389,71 +493,93 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
   const auto& c = p.costs();
   int64_t copied = 0;
   co_await p.syscall(c.syscall_entry + c.unix_recv_base);
+  LinePath path(p);
+  if (sk.charge_lines) path.locked(sk.readlock_line);  // mutex_lock_interruptible(&u->readlock)
   while (size > 0) {
     if (sk.charge_lines) {
-      // unix_state_lock(sk); skb_peek(), and unix_skb_len() of the skb found.
-      int64_t hold = store(p, sk.state_lock_line);
-      hold += load(p, sk.queue_head_line);
-      if (!sk.receive_queue.empty() && !sk.receive_queue.front().first_line_read) {
-        hold += transfer_from(p, sk.receive_queue.front().first_line_cpu);
-        sk.receive_queue.front().first_line_read = true;
+      // unix_state_lock(sk); skb_peek(), and unix_skb_len() of the skb
+      // found (skb->len and UNIXCB(skb).consumed, on its line 1).
+      path.locked(sk.state_lock_line);
+      path.load(sk.queue_head_line);
+      if (!sk.receive_queue.empty() && !sk.receive_queue.front().len_line_read) {
+        path.load_from(sk.receive_queue.front().len_line_cpu);
+        sk.receive_queue.front().len_line_read = true;
       }
-      co_await charge_locked(p, sk.state_lock, hold);
+      co_await charge_locked(p, sk.state_lock, path.take_stall());
     }
     if (sk.receive_queue.empty()) {
       if (copied >= 1) break;
-      if (sk.charge_lines)
-        co_await unix_stream_data_wait_lines(p, sk);
-      else
+      if (sk.charge_lines) {
+        path.locked(sk.readlock_line);  // mutex_unlock() before the wait
+        co_await unix_stream_data_wait_lines(p, path, sk);
+        path.locked(sk.readlock_line);
+      } else {
         co_await p.wait_event(sk.sleep, [&sk] { return !sk.receive_queue.empty(); }, "unix_stream_recvmsg");
+      }
       continue;
     }
     UnixSock::Skb& skb = sk.receive_queue.front();
     if (sk.charge_lines && !skb.rest_read) {
-      // The sk_buff's first line (if it was queued while this CPU held the
-      // lock) and its other lines, which skb_copy_datagram_msg() and the
-      // free read.
-      int64_t lines = skb.first_line_read ? 0 : transfer_from(p, skb.first_line_cpu);
-      lines += transfers_from(p, skb.writer_cpu, SK_BUFF_LINES - 1);
-      skb.first_line_read = skb.rest_read = true;
-      co_await charge(p, lines);
+      // Line 1 (if the skb was queued while this CPU held the lock) and
+      // the other three lines, which skb_copy_datagram_msg() and the free
+      // read.
+      if (!skb.len_line_read) path.load_from(skb.len_line_cpu);
+      path.load_run_from(skb.writer_cpu, SK_BUFF_LINES - 1);
+      skb.len_line_read = skb.rest_read = true;
+      co_await charge(p, path.take_stall());
     }
     const int64_t chunk = std::min(skb.len - skb.consumed, size);
     co_await p.sys(copy_cost(p, skb.writer_cpu, chunk));
     copied += chunk;
     size -= chunk;
     skb.consumed += chunk;
+    if (sk.charge_lines) {
+      // UNIXCB(skb).consumed += chunk.
+      path.store_to(skb.len_line_cpu);
+      skb.len_line_cpu = p.cpu();
+    }
     if (skb.consumed < skb.len) break;
     UnixSock* owner = skb.owner;
     const int64_t truesize = skb.truesize;
     const int writer_cpu = skb.writer_cpu;
     if (sk.charge_lines) {
-      // skb_unlink(): the queue head, and the next skb's prev pointer;
-      // consume_skb() -> skb_release_head_state() -> sock_wfree(): the
-      // sender's sk_wmem_alloc.
-      int64_t lines = store(p, sk.queue_head_line);
+      // skb_unlink(): the queue's own lock, which waits for the store of
+      // consumed; __skb_unlink() stores the skb's next and prev and the
+      // next skb's prev. consume_skb() finds skb->users at 1 (no atomic).
+      // sock_wfree(): sock_flag() loads sk_flags, on the line of the
+      // sender's sk_wmem_alloc, then atomic_sub() there.
+      path.locked(sk.queue_head_line);
+      path.store_to(skb.link_line_cpu);
       if (sk.receive_queue.size() > 1) {
         UnixSock::Skb& next = sk.receive_queue[1];
-        lines += transfer_from(p, next.first_line_cpu);
-        next.first_line_cpu = p.cpu();
+        path.store_to(next.link_line_cpu);
+        next.link_line_cpu = p.cpu();
       }
-      lines += store(p, owner->wmem_line);
+      path.load(owner->wmem_line);
+      path.locked(owner->wmem_line);
       owner->skb_freed_on = p.cpu();
-      co_await charge(p, lines);
+      co_await charge(p, path.take_stall());
     }
     sk.receive_queue.pop_front();
     // consume_skb() -> sock_wfree() -> sk_write_space()
     owner->wmem_alloc -= truesize;
-    co_await unix_write_space(p, *owner);
+    co_await unix_write_space(p, path, *owner);
     if (sk.charge_lines) {
-      // Then skb_release_data() loads the shared info, and the data's and the
-      // sk_buff's frees each cmpxchg a slab page of the sender's CPU.
-      int64_t lines = transfer_from(p, writer_cpu);
-      lines += store(p, owner->data_page_line);
-      lines += store(p, owner->head_page_line);
-      co_await charge(p, lines);
+      // sock_wfree()'s atomic_sub_and_test(), on a line this CPU holds,
+      // waits for the wakeup's stores. skb_release_data() loads the shared
+      // info; kfree() of the data and kmem_cache_free() of the sk_buff
+      // each store the free pointer in the object (the data's line the
+      // sender wrote) and cmpxchg a slab page of the sender's CPU.
+      path.locked(owner->wmem_line);
+      path.load_from(writer_cpu);
+      path.store_to(writer_cpu);
+      path.locked(owner->data_page_line);
+      path.locked(owner->head_page_line);
+      co_await charge(p, path.take_stall());
     }
   }
+  if (sk.charge_lines) path.locked(sk.readlock_line);  // mutex_unlock(&u->readlock)
+  co_await charge(p, path.take_stall());
   co_return copied;
 }
 

@@ -52,13 +52,14 @@ struct Pipe {
   [[nodiscard]] bool readable() const { return linux24 ? len24 > 0 : !bufs.empty(); }
   // The pipe_lines what-if (docs/design.md): pipe->mutex and pipe->wait
   // (one line), nrbufs/curbuf/tmp_page/waiting_writers (one), the
-  // pipe_buffer slots, each sleeper's wait entry, and the CPU that last read
-  // the page a new buffer recycles.
+  // pipe_buffer slots, each sleeper's wait entry, and the CPU that read
+  // pipe->tmp_page, the page the reader kept at a release for the next new
+  // buffer (-1: none kept).
   bool charge_lines = false;
   CacheLine mutex_wait_line, info_line;
   std::vector<CacheLine> buf_lines;
   int curbuf_slot = 0;
-  int page_reader_cpu = -1;
+  int tmp_page_reader_cpu = -1;
   std::unordered_map<const kernel::Task*, CacheLine> wait_entry_lines;
 };
 
@@ -73,11 +74,13 @@ struct UnixSock {
     int64_t len = 0, consumed = 0, truesize = 0;
     int writer_cpu = -1;
     UnixSock* owner = nullptr;
-    // unix_sock_lines: the CPU that wrote the sk_buff's first line last (its
-    // sender, or the next sender linking the next skb behind it), and
-    // whether the receiver has read it, and the sk_buff's other lines, yet.
-    int first_line_cpu = -1;
-    bool first_line_read = false, rest_read = false;
+    // unix_sock_lines: the CPUs that wrote last the sk_buff's line 0 (next
+    // and prev: its sender, the next sender linking behind it, the
+    // receiver unlinking the one before it) and its line 1 (len, and cb
+    // with UNIXCB(skb).consumed: its sender, or the receiver), and whether
+    // the receiver has read line 1, and the other lines, yet.
+    int link_line_cpu = -1, len_line_cpu = -1;
+    bool len_line_read = false, rest_read = false;
   };
   std::deque<Skb> receive_queue;
   WaitQueue sleep;  // sk_sleep(sk): senders waiting for wmem, readers, pollers
@@ -85,7 +88,10 @@ struct UnixSock {
   // socket's metadata lines.
   bool charge_lines = false;
   SpinResource state_lock;  // unix_state_lock()
-  CacheLine state_lock_line, queue_head_line, wmem_line;
+  CacheLine state_lock_line;
+  CacheLine queue_head_line;  // sk_receive_queue: next, prev, qlen and its own lock
+  CacheLine wmem_line;        // sk_wmem_alloc, with sk_flags and sk_sndbuf
+  CacheLine readlock_line;    // u->readlock, the receivers' mutex
   CacheLine socket_flags_line;  // sk->sk_socket->flags (SOCK_ASYNC_*, SOCK_PASSCRED)
   CacheLine wait_queue_line;  // sk_sleep(sk)'s head and lock
   // Each sleeper's on-stack wait_queue_t, which a waker unlinks.
