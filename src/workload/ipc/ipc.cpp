@@ -195,8 +195,10 @@ Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
     pipe.waiting_writers++;
     if (pipe.charge_lines) {
       path.store(pipe.info_line);
-      co_await pipe_wait_lines(p, path, pipe, "pipe_write",
-                               [&pipe] { return static_cast<int>(pipe.bufs.size()) < pipe.max_buffers; });
+      // Named: GCC 12 destroys class-type temporaries of a co_await
+      // expression twice (kernel/kernel.hpp, Proc::fork()).
+      const std::function<bool()> room = [&pipe] { return static_cast<int>(pipe.bufs.size()) < pipe.max_buffers; };
+      co_await pipe_wait_lines(p, path, pipe, "pipe_write", room);
       path.store(pipe.info_line);
     } else {
       co_await pipe_wait(p, pipe.wait, "pipe_write");
@@ -256,10 +258,12 @@ Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
     if (!pipe.writers) break;
     if (!pipe.waiting_writers && ret) break;
     if (do_wakeup) co_await pipe_wake_up(p, path, pipe);
-    if (pipe.charge_lines)
-      co_await pipe_wait_lines(p, path, pipe, "pipe_read", [&pipe] { return !pipe.bufs.empty() || !pipe.writers; });
-    else
+    if (pipe.charge_lines) {
+      const std::function<bool()> readable = [&pipe] { return !pipe.bufs.empty() || !pipe.writers; };
+      co_await pipe_wait_lines(p, path, pipe, "pipe_read", readable);
+    } else {
       co_await pipe_wait(p, pipe.wait, "pipe_read");
+    }
   }
   if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);  // __pipe_unlock()
   if (do_wakeup) co_await pipe_wake_up(p, path, pipe);
