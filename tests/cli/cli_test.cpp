@@ -219,6 +219,13 @@ TEST(Determinism, SameSeedGivesByteIdenticalOutputAndTrace) {
   EXPECT_EQ(l1.out, l2.out);
   EXPECT_NE(l1.out, run("perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 7 "
                         "--features WAKE_IDLE_CPU").out);
+  // pipe_lines keeps its sleepers' entries in a hash map too.
+  const std::string pipes = "perf bench sched messaging -g 2 -l 10 -p --machine haswell-2s8c2t --seed 7 "
+                            "--sysctl pipe_lines=1 --sysctl ttwu_lines=1";
+  auto p1 = run(pipes), p2 = run(pipes);
+  EXPECT_EQ(p1.code, 0) << p1.err;
+  EXPECT_EQ(p1.out, p2.out);
+  EXPECT_NE(p1.out, run("perf bench sched messaging -g 2 -l 10 -p --machine haswell-2s8c2t --seed 7").out);
 }
 
 TEST(Determinism, DebugAndReleaseAgree) {
