@@ -195,6 +195,52 @@ TEST(Pipe, MetadataLinesCostElevenTransfersPerPingPongMessageAcrossSockets) {
   EXPECT_NEAR(transfers_per_message_across_sockets(Channel::Pipes, Lines::Channel), 11.0, 0.1);
 }
 
+// anon_pipe_buf_release() keeps one released page as pipe->tmp_page, and
+// pipe_write() takes it for the first new buffer only; the others come
+// from alloc_page(), whose pages hold no other CPU's lines. So a write that
+// fills four buffers right after the reader released one pays for the
+// reader's lines of one page, as a one-page write does. No cost jitter
+// here, so the two runs' line charges compare exactly.
+namespace {
+Co<void> write_then_write_again(Proc& p, Fd* data, Fd* ack, int64_t second) {
+  co_await p.sched_setaffinity(only(0));
+  co_await workload::sys_write(p, *data, 4096);
+  co_await workload::sys_read(p, *ack, 1);  // the reader has released the page
+  co_await workload::sys_write(p, *data, second);
+}
+Co<void> read_page_and_ack(Proc& p, Fd* data, Fd* ack) {
+  co_await p.sched_setaffinity(only(1));
+  co_await workload::sys_read(p, *data, 4096);
+  co_await workload::sys_write(p, *ack, 1);
+}
+// The syscall work the pipe's lines add to that scenario.
+int64_t pipe_line_work(int64_t second_write) {
+  int64_t work[2] = {0, 0};
+  for (int lines = 0; lines < 2; ++lines) {
+    hw::MachineProfile profile = hw::load_machine("2s1c1t");
+    profile.costs.cost_jitter_permille = 0;
+    hw::Machine machine(profile);
+    kernel::Kernel k(machine, TinySim::make_config("linux-4.0", "", {lines ? "pipe_lines=1" : "pipe_lines=0"}), 1);
+    Fd data[2], ack[2];
+    workload::make_pipe(k.config(), data);
+    workload::make_pipe(k.config(), ack);
+    k.spawn("writer", [&](Proc& p) { return write_then_write_again(p, &data[1], &ack[0], second_write); }, 0);
+    k.spawn("reader", [&](Proc& p) { return read_page_and_ack(p, &data[0], &ack[1]); }, 1);
+    EXPECT_EQ(k.run(10LL * 1000 * 1000 * 1000, 50000000).outcome, kernel::RunResult::Outcome::Completed);
+    work[lines] = k.work_by_path()[static_cast<size_t>(kernel::CostPath::Syscall)];
+  }
+  return work[1] - work[0];
+}
+}  // namespace
+
+TEST(Pipe, MetadataLinesChargeTheRecycledPageOncePerRelease) {
+  const int64_t remote = hw::load_machine("2s1c1t").costs.line_transfer_remote;
+  const int64_t one_page = pipe_line_work(4096), four_pages = pipe_line_work(4 * 4096);
+  // The tmp_page copy: 64 lines in 16 batches, 15 of them stalling.
+  EXPECT_GE(one_page, 15 * remote);
+  EXPECT_EQ(four_pages, one_page);
+}
+
 // ttwu_lines (kernel/sched_lines.hpp): the scheduler's own lines.
 TEST(TtwuLines, CostNothingWhenBothEndsShareACpu) { expect_same_run_on_one_cpu(Channel::Pipes, Lines::Scheduler); }
 
