@@ -50,11 +50,12 @@ struct LinePath {
   void barrier() { stalls.locked(0); }
   // A line known only by the CPU that wrote it last.
   void load_from(int cpu) { stalls.load(transfer_from(p, cpu)); }
-  // Independent loads issued together overlap: the step costs the dearest.
+  void store_to(int cpu) { stalls.store(transfer_from(p, cpu)); }
+  // Independent loads issued together overlap: the step costs the dearest
+  // of the transfers read() and from() give.
   int64_t read(CacheLine& line) { return line.read(machine(), p.cpu()); }
   int64_t from(int cpu) { return transfer_from(p, cpu); }
   void load_step(std::initializer_list<int64_t> transfers) { stalls.load(std::max(transfers)); }
-  void store_to(int cpu) { stalls.store(transfer_from(p, cpu)); }
   // `lines` lines of one object reached through one pointer, read or
   // written in a run (a copy, a memset), whose copies `cpu` holds: the
   // line fill buffers take refill_mlp at a time, so the run waits for all
