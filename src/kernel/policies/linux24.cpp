@@ -75,7 +75,10 @@ class Linux24 final : public SchedClass {
 
   void enqueue_task(int, Task* p, int) override {
     core_.lock_rq(-1, core_.this_cpu(), core_.machine().costs().rq_lock_hold, CostPath::RqLock);
-    runqueue_.push_back(p);  // add_to_runqueue(): list_add_tail
+    // add_to_runqueue(): list_add() at the head, "to the _beginning_ of the
+    // run-queue, not the end" (2.4.19 sched.c; 2.4.20 moved it to the tail).
+    // goodness() ties go to the first found, so the newest wakee wins them.
+    runqueue_.push_front(p);
     write_line(p, core_.this_cpu());
   }
   void dequeue_task(int, Task* p, int) override {
