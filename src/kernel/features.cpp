@@ -82,9 +82,11 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
        "copy, a store the farthest other copy; callers spin on the state lock. 0 = only the data's lines, as the "
        "copy pays them"},
       {"pipe_lines", "bool",
-       "what-if, not a kernel sysctl (not on 2.4): pipe reads and writes also pay for the pipe's own cache lines as "
-       "v4.0's fs/pipe.c loads and stores them (pipe->mutex with the wait queue head, nrbufs/curbuf/tmp_page, the "
-       "pipe_buffer slots, the sleepers' wait entries, the recycled page the writer copies into), costed as "
+       "what-if, not a kernel sysctl: pipe reads and writes also pay for the pipe's own cache lines as the "
+       "preset's fs/pipe.c loads and stores them (v4.0: pipe->mutex with the wait queue head, nrbufs/curbuf/tmp_page, "
+       "the pipe_buffer slots, the sleepers' wait entries, the recycled page the writer copies into; 2.4.19: i_sem "
+       "with the inode times, pipe_inode_info with the wait queue, the one page, the entries, and dcache_lock "
+       "after each transfer), costed as "
        "unix_sock_lines does. 0 = only the data's lines, as the copy pays them"},
       {"ttwu_lines", "bool",
        "what-if, not a kernel sysctl (CFS presets): wakeups and switches also pay for the scheduler's own cache "
@@ -235,8 +237,6 @@ void KernelConfig::apply_sysctl(const std::string& assignment) {
   if (name == "unix_sock_lines" && v && preset_.version < 206)
     throw std::invalid_argument("unix_sock_lines follows 4.0's af_unix.c: not for a 2.4 preset");
   if (name == "pipe_lines" && v > 1) throw std::invalid_argument("pipe_lines must be 0 or 1");
-  if (name == "pipe_lines" && v && preset_.version < 206)
-    throw std::invalid_argument("pipe_lines follows 4.0's fs/pipe.c: not for a 2.4 preset");
   if (name == "ttwu_lines" && v > 1) throw std::invalid_argument("ttwu_lines must be 0 or 1");
   if (name == "ttwu_lines" && v && preset_.policy != PolicyKind::Cfs)
     throw std::invalid_argument("ttwu_lines follows 4.0's kernel/sched/: not for a 2.4 preset");

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "hw/cache_line.hpp"
 #include "hw/machine.hpp"
 #include "kernel/cpuidle_menu.hpp"
 #include "kernel/sched_class.hpp"
@@ -31,6 +32,19 @@ class Kernel;
 class Proc;
 
 using Program = std::function<Co<void>(Proc&)>;
+
+// A lock modelled analytically: a caller spins until the previous holder's
+// hold time has elapsed (4.0 pipe->mutex optimistic spinning; 2.4 PIPE_SEM;
+// 2.4's dcache_lock).
+struct SpinResource {
+  int64_t free_at = 0;
+  // Returns the spin time of a caller arriving at `now` that holds it for `hold`.
+  int64_t acquire(int64_t now, int64_t hold) {
+    const int64_t spin = free_at > now ? free_at - now : 0;
+    free_at = now + spin + hold;
+    return spin;
+  }
+};
 
 // A wait queue (wait_queue_head_t). Waiters are woken in FIFO order;
 // exclusive waiters count against nr_exclusive as in __wake_up_common().
@@ -224,6 +238,16 @@ class Kernel final : public SchedCore {
   uint64_t random_u64() override { return policy_rng_.next_u64(); }
   [[nodiscard]] const std::vector<Task*>& all_tasks() const override { return task_ptrs_; }
 
+  // Kernel-wide data outside the scheduler that every task's system calls
+  // share, for the line switches: 2.4's dcache_lock, which dnotify_parent()
+  // takes after every read() and write() that moved data (2.4.19
+  // fs/read_write.c sys_read()/sys_write(), fs/dnotify.c).
+  struct VfsLines {
+    hw::CacheLine dcache_lock_line;
+    SpinResource dcache_lock;
+  };
+  [[nodiscard]] VfsLines& vfs_lines() { return vfs_lines_; }
+
   [[nodiscard]] SchedClass& policy() { return *policy_; }
   [[nodiscard]] const SchedClass& policy() const { return *policy_; }
   [[nodiscard]] const CpuAccounting& accounting(int cpu) const {
@@ -375,6 +399,7 @@ class Kernel final : public SchedCore {
   std::vector<std::unique_ptr<Task>> tasks_;
   std::vector<std::unique_ptr<Proc>> procs_;
   std::vector<Task*> task_ptrs_;
+  VfsLines vfs_lines_;
   std::vector<std::unique_ptr<WaitQueue>> child_waits_;  // per task, wait_chldexit
   std::vector<obs::Observer*> observers_;
   int this_cpu_ = 0;

@@ -66,6 +66,16 @@ struct LinePath {
     stalls.load((batches(lines) - 1) * transfer_from(p, cpu));
     stalls.store(transfer_from(p, cpu));
   }
+  // A run of stores to `n` lines of `lines` from `first`, whose copies may
+  // sit on different CPUs (2.4's one pipe page): as store_run_to(), at the
+  // dearest of their transfers.
+  void store_run(std::vector<CacheLine>& lines, int64_t first, int64_t n) {
+    int64_t dearest = 0;
+    for (int64_t i = first; i < first + n; ++i)
+      dearest = std::max(dearest, lines[static_cast<size_t>(i)].write(machine(), p.cpu()));
+    stalls.load((batches(n) - 1) * dearest);
+    stalls.store(dearest);
+  }
   int64_t batches(int64_t lines) const {
     const int64_t mlp = p.costs().refill_mlp;
     return std::max<int64_t>(1, (lines + mlp - 1) / mlp);
@@ -83,7 +93,8 @@ Co<void> charge_locked(Proc& p, SpinResource& lock, int64_t hold) {
 // The pipe_lines what-if. struct pipe_inode_info of v4.0 begins with the
 // mutex and the wait queue head, one line; nrbufs, curbuf, tmp_page and
 // waiting_writers fill the next; each pipe_buffer slot counts as a line.
-CacheLine& pipe_entry(Proc& p, Pipe& pipe) { return pipe.wait_entry_lines[p.task()]; }
+CacheLine& pipe_entry_of(Pipe& pipe, const kernel::Task* t) { return pipe.wait_entry_lines[t]; }
+CacheLine& pipe_entry(Proc& p, Pipe& pipe) { return pipe_entry_of(pipe, p.task()); }
 int pipe_slot(const Pipe& pipe, size_t index) {
   return static_cast<int>((static_cast<size_t>(pipe.curbuf_slot) + index) % pipe.buf_lines.size());
 }
@@ -272,23 +283,115 @@ Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
   co_return ret;
 }
 
+// The pipe_lines switch on 2.4 (fs/pipe.c, kernel/sched.c and
+// kernel/fork.c of 2.4.19). __wake_up(): the queue's lock is a spinlock
+// (USE_RW_WAIT_QUEUE_SPINLOCK is 0) on the pipe_inode_info line, taken
+// whether anyone waits or not; every linked entry is loaded, woken ones
+// too, since each stays linked until its own remove_wait_queue();
+// try_to_wake_up()'s spin_lock_irqsave(&runqueue_lock) drains the store
+// buffer; the waker stores nothing in the entries; the unlock is a plain
+// store.
+Co<void> pipe_wake_up24(Proc& p, LinePath& path, Pipe& pipe, int wake_flags) {
+  if (!pipe.charge_lines) {
+    co_await p.wake_up(pipe.wait, 1, wake_flags);
+    co_return;
+  }
+  path.locked(pipe.info_line);
+  bool sleeper = false;
+  for (const auto& w : pipe.wait.waiters) {
+    path.load(pipe_entry_of(pipe, w.task));
+    sleeper = sleeper || w.task->state == kernel::TaskState::Interruptible;
+  }
+  if (sleeper) path.barrier();
+  co_await charge(p, path.take_stall());
+  co_await p.wake_up(pipe.wait, 1, wake_flags);
+  path.store(pipe.info_line);
+}
+// pipe_wait() of 2.4.19 with pipe_lines: DECLARE_WAITQUEUE() and
+// add_wait_queue()'s flag clearing store the on-stack entry; under the
+// queue's lock list_add() links it at the head (storing the newest linked
+// entry's prev, or the head's); the unlock; up(PIPE_SEM). They are
+// charged before the sleep, and a pipe that became ready meanwhile
+// (`ready`) is seen. After it, the sleeper unlinks itself:
+// remove_wait_queue() under the queue's lock, woken or not; then down().
+Co<void> pipe_wait_lines24(Proc& p, LinePath& path, Pipe& pipe, const char* caller,
+                           const std::function<bool()>& ready) {
+  path.store(pipe_entry(p, pipe));
+  path.locked(pipe.info_line);
+  if (!pipe.wait.waiters.empty()) path.store(pipe_entry_of(pipe, pipe.wait.waiters.back().task));
+  path.store(pipe.info_line);
+  path.locked(pipe.sem_line);
+  co_await charge(p, path.take_stall());
+  if (!ready()) co_await pipe_wait(p, pipe.wait, caller);
+  path.locked(pipe.info_line);
+  path.load(pipe_entry(p, pipe));
+  path.store(pipe.info_line);
+  path.locked(pipe.sem_line);
+  co_await charge(p, path.take_stall());
+}
+// sys_read()/sys_write() of 2.4.19 after a transfer: dnotify_parent() takes
+// the kernel-wide dcache_lock (a locked decb, held for the loads of the
+// dentry's parent and its inode's dnotify mask, read-only lines) and
+// releases it with a plain store; fput()'s atomic_dec_and_test() then
+// drains it.
+Co<void> dnotify_parent_lines(Proc& p, LinePath& path) {
+  auto& vfs = p.kernel().vfs_lines();
+  path.locked(vfs.dcache_lock_line);
+  co_await charge_locked(p, vfs.dcache_lock, path.take_stall());
+  path.store(vfs.dcache_lock_line);
+  path.barrier();
+  co_await charge(p, path.take_stall());
+}
+
+// PIPE_WAITING_WRITERS()++, pipe_wait(), --, and the pipe's state again,
+// for a writer that needs `free_needed` bytes of room.
+Co<void> pipe_wait_as_writer24(Proc& p, LinePath& path, Pipe& pipe, int64_t free_needed) {
+  pipe.waiting_writers++;
+  if (pipe.charge_lines) {
+    path.store(pipe.info_line);
+    // Named: GCC 12 destroys class-type temporaries of a co_await
+    // expression twice (kernel/kernel.hpp, Proc::fork()).
+    const std::function<bool()> room = [&pipe, free_needed] {
+      return PAGE_SIZE - pipe.len24 >= free_needed || !pipe.readers;
+    };
+    co_await pipe_wait_lines24(p, path, pipe, "pipe_write", room);
+    path.store(pipe.info_line);
+    path.load(pipe.info_line);
+  } else {
+    co_await pipe_wait(p, pipe.wait, "pipe_write");
+  }
+  pipe.waiting_writers--;
+}
+
 // fs/pipe.c (2.4.19) pipe_write(): one page; a write <= PIPE_BUF needs room
-// for all of it; the end-of-call wakeup is asynchronous.
+// for all of it; the end-of-call wakeup is asynchronous and comes before
+// up(PIPE_SEM). With pipe_lines: down() on the semaphore's line; readers,
+// len, base and start on the pipe_inode_info line; each chunk's page lines
+// (PIPE_MAX_WCHUNK: up to the page's end); after the wakeup the stores of
+// i_ctime and i_mtime, on the semaphore's line; up(); dnotify_parent().
 Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
   const auto& c = p.costs();
   const int64_t hold = c.pipe_write_base + copy_cost(p, p.cpu(), count);
   co_await p.syscall(c.syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
-  const int64_t free_needed = count <= PAGE_SIZE ? count : 1;
-  while (PAGE_SIZE - pipe.len24 < free_needed) {
-    pipe.waiting_writers++;
-    co_await pipe_wait(p, pipe.wait, "pipe_write");
-    pipe.waiting_writers--;
+  const bool lines = pipe.charge_lines;
+  LinePath path(p);
+  if (lines) {
+    path.locked(pipe.sem_line);
+    path.load(pipe.info_line);
   }
+  const int64_t free_needed = count <= PAGE_SIZE ? count : 1;
+  while (PAGE_SIZE - pipe.len24 < free_needed) co_await pipe_wait_as_writer24(p, path, pipe, free_needed);
   int64_t written = 0;
   while (count > 0) {
     const int64_t space = PAGE_SIZE - pipe.len24;
     if (space) {
-      const int64_t chars = std::min(count, space);
+      const int64_t end = (pipe.start24 + pipe.len24) & (PAGE_SIZE - 1);
+      const int64_t chars = std::min({count, space, PAGE_SIZE - end});
+      if (lines) {
+        path.load(pipe.info_line);
+        path.store_run(pipe.page_lines24, end / 64, (end + chars + 63) / 64 - end / 64);
+        path.store(pipe.info_line);
+      }
       pipe.len24 += chars;
       pipe.writer_cpu24 = p.cpu();
       written += chars;
@@ -296,38 +399,80 @@ Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
       continue;
     }
     do {
-      co_await p.wake_up(pipe.wait, 1, WF_SYNC);  // the writer is about to sleep
-      pipe.waiting_writers++;
-      co_await pipe_wait(p, pipe.wait, "pipe_write");
-      pipe.waiting_writers--;
+      co_await pipe_wake_up24(p, path, pipe, WF_SYNC);  // the writer is about to sleep
+      co_await pipe_wait_as_writer24(p, path, pipe, 1);
     } while (PAGE_SIZE - pipe.len24 == 0);
   }
-  co_await p.wake_up(pipe.wait, 1, 0);
+  co_await pipe_wake_up24(p, path, pipe, 0);
+  if (lines) {
+    path.store(pipe.sem_line);
+    path.locked(pipe.sem_line);
+    if (written > 0) co_await dnotify_parent_lines(p, path);
+    co_await charge(p, path.take_stall());
+  }
   co_return written;
 }
 
-// fs/pipe.c (2.4.19) pipe_read()
+// fs/pipe.c (2.4.19) pipe_read(): up to two chunks (PIPE_MAX_RCHUNK: up to
+// the page's end); an emptied pipe starts again at the page's beginning
+// (the "cache behaviour optimization"). With pipe_lines: down(); len,
+// base and start; the data's loads stay with the copy, and the page's
+// lines only record the copies they leave; the wakeup before up(); then
+// UPDATE_ATIME()'s load of i_atime on the semaphore's line, and
+// dnotify_parent().
 Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
   const auto& c = p.costs();
   co_await p.syscall(c.syscall_entry + pipe.mutex.acquire(p.now(), c.pipe_read_base) + c.pipe_read_base);
+  const bool lines = pipe.charge_lines;
+  LinePath path(p);
+  if (lines) {
+    path.locked(pipe.sem_line);
+    path.load(pipe.info_line);
+  }
+  const std::function<bool()> readable = [&pipe] { return pipe.len24 > 0 || !pipe.writers; };
   int64_t read = 0;
   for (;;) {
-    while (pipe.len24 == 0) {
-      if (!pipe.writers) co_return read;
-      co_await pipe_wait(p, pipe.wait, "pipe_read");
+    while (pipe.len24 == 0 && pipe.writers) {
+      if (lines) {
+        path.store(pipe.info_line);
+        co_await pipe_wait_lines24(p, path, pipe, "pipe_read", readable);
+        path.store(pipe.info_line);
+        path.load(pipe.info_line);
+      } else {
+        co_await pipe_wait(p, pipe.wait, "pipe_read");
+      }
     }
-    const int64_t chars = std::min(count, pipe.len24);
-    co_await p.sys(copy_cost(p, pipe.writer_cpu24, chars));
-    pipe.len24 -= chars;
-    read += chars;
-    count -= chars;
+    if (pipe.len24 == 0) break;  // no writers: `goto out`, no wakeup
+    while (count > 0 && pipe.len24 > 0) {
+      const int64_t chars = std::min({count, pipe.len24, PAGE_SIZE - pipe.start24});
+      if (lines) {
+        path.load(pipe.info_line);
+        co_await charge(p, path.take_stall());
+      }
+      co_await p.sys(copy_cost(p, pipe.writer_cpu24, chars));
+      if (lines)
+        for (int64_t i = pipe.start24 / 64; i <= (pipe.start24 + chars - 1) / 64; ++i)
+          (void)pipe.page_lines24[static_cast<size_t>(i)].read(p.kernel().machine(), p.cpu());
+      pipe.start24 = (pipe.start24 + chars) & (PAGE_SIZE - 1);
+      pipe.len24 -= chars;
+      read += chars;
+      count -= chars;
+      if (lines) path.store(pipe.info_line);
+    }
+    if (pipe.len24 == 0) pipe.start24 = 0;
     if (count && pipe.waiting_writers) {
-      co_await p.wake_up(pipe.wait, 1, WF_SYNC);  // "we know we are going to sleep"
+      co_await pipe_wake_up24(p, path, pipe, WF_SYNC);  // "we know we are going to sleep"
       continue;
     }
+    co_await pipe_wake_up24(p, path, pipe, 0);
     break;
   }
-  co_await p.wake_up(pipe.wait, 1, 0);
+  if (lines) {
+    path.locked(pipe.sem_line);
+    path.load(pipe.sem_line);
+    if (read > 0) co_await dnotify_parent_lines(p, path);
+    co_await charge(p, path.take_stall());
+  }
   co_return read;
 }
 
@@ -590,17 +735,12 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
 
 }  // namespace
 
-int64_t SpinResource::acquire(int64_t now, int64_t hold) {
-  const int64_t spin = std::max<int64_t>(0, free_at - now);
-  free_at = now + spin + hold;
-  return spin;
-}
-
 void make_pipe(const kernel::KernelConfig& cfg, Fd fds[2]) {
   const bool era24 = cfg.preset().version < 206;
   auto pipe = std::make_shared<Pipe>(static_cast<int>(cfg.sysctl("pipe_buffers")), era24);
   pipe->charge_lines = cfg.sysctl("pipe_lines") != 0;
   pipe->buf_lines.resize(static_cast<size_t>(pipe->max_buffers));
+  if (era24) pipe->page_lines24.resize(PAGE_SIZE / 64);
   fds[0] = Fd{Fd::Kind::PipeRead, pipe, nullptr, nullptr};
   fds[1] = Fd{Fd::Kind::PipeWrite, pipe, nullptr, nullptr};
 }

@@ -25,13 +25,7 @@ using kernel::Proc;
 using kernel::WaitQueue;
 using hw::CacheLine;
 
-// A lock modelled analytically: a caller spins until the previous holder's
-// hold time has elapsed (4.0 pipe->mutex optimistic spinning; 2.4 PIPE_SEM).
-struct SpinResource {
-  int64_t free_at = 0;
-  // Returns the spin time of a caller arriving at `now` that holds it for `hold`.
-  int64_t acquire(int64_t now, int64_t hold);
-};
+using kernel::SpinResource;
 
 struct Pipe {
   struct Buffer {
@@ -61,6 +55,14 @@ struct Pipe {
   int curbuf_slot = 0;
   int tmp_page_reader_cpu = -1;
   std::unordered_map<const kernel::Task*, CacheLine> wait_entry_lines;
+  // On 2.4 (fs/pipe.c, include/linux/pipe_fs_i.h of 2.4.19, i386 with
+  // 64-byte lines): info_line is the whole 48-byte pipe_inode_info, the
+  // wait queue's lock and head with base, len, start and the counters;
+  // sem_line the inode's line of i_sem with i_atime, i_mtime and i_ctime;
+  // page_lines24 the one data page's lines, start24 PIPE_START.
+  CacheLine sem_line;
+  std::vector<CacheLine> page_lines24;
+  int64_t start24 = 0;
 };
 
 struct UnixSock {
