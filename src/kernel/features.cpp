@@ -89,13 +89,15 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
        "after each transfer), costed as "
        "unix_sock_lines does. 0 = only the data's lines, as the copy pays them"},
       {"ttwu_lines", "bool",
-       "what-if, not a kernel sysctl (CFS presets): wakeups and switches also pay for the scheduler's own cache "
-       "lines as v4.0's core.c and fair.c load and store them (the wakee's task_struct and thread_info, the "
-       "target runqueue, the idle task's first line), by dependency chain: independent accesses overlap, locked "
-       "instructions and dependent loads serialize, plain stores drain from the store buffer. A wakeup that "
-       "enqueues on another CPU's runqueue pulls its lines; one queued with TTWU_QUEUE the wake list, rq->idle "
-       "and the task's. 0 = these accesses cost nothing beyond ttwu_base, rq_lock_hold, schedule_base and "
-       "context_switch"},
+       "what-if, not a kernel sysctl: wakeups and switches also pay for the scheduler's own cache lines as the "
+       "preset's scheduler loads and stores them, by dependency chain: independent accesses overlap, locked "
+       "instructions and dependent loads serialize, plain stores drain from the store buffer. CFS (v4.0's core.c "
+       "and fair.c): the wakee's task_struct and thread_info, the target runqueue, the idle task's first line; a "
+       "wakeup that enqueues on another CPU's runqueue pulls its lines, one queued with TTWU_QUEUE the wake list, "
+       "rq->idle and the task's. 2.4 (2.4.19's sched.c): runqueue_lock, runqueue_head, nr_running, each CPU's "
+       "aligned_data, the idle tasks' need_resched, kstat, the tasks' run_list and alloc_lock lines, those under "
+       "runqueue_lock lengthening its hold. 0 = these accesses cost nothing beyond ttwu_base, rq_lock_hold, "
+       "schedule_base and context_switch (2.4 still charges the goodness scan's lines)"},
       {"sched_domain_balance_wake", "bool",
        "set SD_BALANCE_WAKE in every sched domain, as writing /proc/sys/kernel/sched_domain/cpu*/domain*/flags does"},
       {"fair_group_sched", "bool",
@@ -238,8 +240,6 @@ void KernelConfig::apply_sysctl(const std::string& assignment) {
     throw std::invalid_argument("unix_sock_lines follows 4.0's af_unix.c: not for a 2.4 preset");
   if (name == "pipe_lines" && v > 1) throw std::invalid_argument("pipe_lines must be 0 or 1");
   if (name == "ttwu_lines" && v > 1) throw std::invalid_argument("ttwu_lines must be 0 or 1");
-  if (name == "ttwu_lines" && v && preset_.policy != PolicyKind::Cfs)
-    throw std::invalid_argument("ttwu_lines follows 4.0's kernel/sched/: not for a 2.4 preset");
   if (name == "sched_tunable_scaling" && v > 2)
     throw std::invalid_argument("sched_tunable_scaling must be 0, 1 or 2");
   it->second = v;

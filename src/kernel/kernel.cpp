@@ -208,7 +208,8 @@ Kernel::Kernel(hw::Machine& machine, KernelConfig config, uint64_t seed)
     }
   }
   nr_idle_ = machine.nr_cpus();
-  ttwu_lines_ = config_.sysctl("ttwu_lines") != 0;
+  // 2.4's class charges its own lines (policies/linux24.cpp).
+  ttwu_lines_ = config_.sysctl("ttwu_lines") != 0 && config_.preset().policy == PolicyKind::Cfs;
   if (config_.sysctl("sched_domain_balance_wake"))
     for (int c = 0; c < machine.nr_cpus(); ++c)
       for (auto& sd : domains_.of(c)) sd.flags |= SD_BALANCE_WAKE;

@@ -226,10 +226,12 @@ TEST(Determinism, SameSeedGivesByteIdenticalOutputAndTrace) {
   EXPECT_EQ(p1.code, 0) << p1.err;
   EXPECT_EQ(p1.out, p2.out);
   EXPECT_NE(p1.out, run("perf bench sched messaging -g 2 -l 10 -p --machine haswell-2s8c2t --seed 7").out);
-  // And 2.4's pipe lines, with the kernel-wide dcache_lock.
+  // And 2.4's pipe lines, with the kernel-wide dcache_lock, and its
+  // scheduler's lines (per-task lines in maps by task).
   const std::string pipes24 = "perf bench sched messaging -g 2 -l 10 -p --machine p4xeon-4way --seed 7 "
                               "--kernel linux-2.4.19";
-  auto q1 = run(pipes24 + " --sysctl pipe_lines=1"), q2 = run(pipes24 + " --sysctl pipe_lines=1");
+  const std::string lines24 = " --sysctl pipe_lines=1 --sysctl ttwu_lines=1";
+  auto q1 = run(pipes24 + lines24), q2 = run(pipes24 + lines24);
   EXPECT_EQ(q1.code, 0) << q1.err;
   EXPECT_EQ(q1.out, q2.out);
   EXPECT_NE(q1.out, run(pipes24).out);

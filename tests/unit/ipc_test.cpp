@@ -308,9 +308,61 @@ TEST(TtwuLines, AQueuedWakeupStallsOncePerStepNotPerLine) {
   EXPECT_EQ(kernel::sched_lines::wake_by_queue(m, {0, p, rq, rq, true}, false, true), 5 * remote);
 }
 
-TEST(TtwuLines, AreNotForA24Preset) {
-  EXPECT_THROW(TinySim("1s1c1t", "linux-2.4.19", 1, "", {"ttwu_lines=1"}), std::invalid_argument);
-  EXPECT_NO_THROW(TinySim("1s1c1t", "linux-3.10", 1, "", {"ttwu_lines=1"}));
+TEST(TtwuLines, On24CostNothingWhenBothEndsShareACpu) {
+  expect_same_run_on_one_cpu(Channel::Pipes, Lines::Scheduler, "linux-2.4.19");
+}
+// 2.4's own scheduler lines (the ttwu_lines switch on linux24: 2.4.19's
+// kernel/sched.c). A ping-pong without pauses changes its course with
+// them (a wakee still in schedule() is picked again, never having left its
+// CPU), so each side here thinks 50 us before it replies: the reader has
+// always gone idle when the writer's asynchronous wakeup comes. Per
+// message, 11 transfers. The waker, 5: the wakee's goodness line, loaded
+// before the lock (state; the wakee's CPU wrote it when it slept);
+// nr_running (its dequeue there); reschedule_idle()'s cpu_curr() of the
+// wakee's CPU and that CPU's idle task's need_resched; and the unlock,
+// which waits for the stores (the wakee's state and run_list.prev, the old
+// first task's run_list.prev). The waker's own sleep then finds every line
+// at home. The wakee's CPU, leaving idle, 6: runqueue_lock and
+// runqueue_head, the waker's; at the unlock, the stores of its
+// aligned_data (the waker read it) and of task_set_cpu() (the waker wrote
+// the goodness line); after it, kstat.context_swtch, loaded and stored (the
+// waker's CPU switched last), the store drained by switch_mm()'s locked
+// operation; and the wakee's active_mm line, which add_to_runqueue() wrote.
+namespace {
+Co<void> thinking_pingpong(Proc& p, int cpu, Fd* in, Fd* out, int loops, bool first) {
+  co_await p.sched_setaffinity(only(cpu));
+  for (int i = 0; i < loops; ++i) {
+    if (first) co_await workload::sys_write(p, *out, 4);
+    co_await workload::sys_read(p, *in, 4);
+    co_await p.user(50000);
+    if (!first) co_await workload::sys_write(p, *out, 4);
+  }
+}
+// The scheduler's work with ttwu_lines minus without, per message, in
+// transfers across the sockets.
+double sched_transfers_per_thinking_message_24() {
+  const int loops = 1000;
+  int64_t work[2] = {0, 0};
+  for (int lines = 0; lines < 2; ++lines) {
+    TinySim s("2s1c1t", "linux-2.4.19", 1, "", {std::string("ttwu_lines=") + (lines ? "1" : "0")});
+    Fd a[2], b[2];
+    workload::make_pipe(s.k.config(), a);
+    workload::make_pipe(s.k.config(), b);
+    s.k.spawn("ping", [&](Proc& p) { return thinking_pingpong(p, 0, &b[0], &a[1], loops, true); }, 0);
+    s.k.spawn("pong", [&](Proc& p) { return thinking_pingpong(p, 1, &a[0], &b[1], loops, false); }, 1);
+    EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+    EXPECT_EQ(s.k.check_invariants(), "");
+    const auto& w = s.k.work_by_path();
+    for (auto path : {kernel::CostPath::Wakeup, kernel::CostPath::RqLock, kernel::CostPath::Schedule,
+                      kernel::CostPath::ContextSwitch})
+      work[lines] += w[static_cast<size_t>(path)];
+  }
+  return static_cast<double>(work[1] - work[0]) / (2.0 * loops) /
+         static_cast<double>(hw::load_machine("2s1c1t").costs.line_transfer_remote);
+}
+}  // namespace
+TEST(TtwuLines, On24CostElevenTransfersPerPipeMessageAcrossSockets) {
+  EXPECT_NEAR(sched_transfers_per_thinking_message_24(), 11.0, 0.1);
 }
 
 TEST(UnixSocket, MetadataLinesAreNotForA24Preset) {

@@ -20,6 +20,21 @@
 // with the global lock held, so other CPUs' wakeups and schedules spin
 // behind it; the epoch recalculation writes every task in the system.
 //
+// With the ttwu_lines switch it charges the rest of the scheduler's own
+// lines as 2.4.19's sched.c loads and stores them (i386, 64-byte lines, a
+// Pentium 4 build: include/linux/sched.h's task_struct gives each task a
+// goodness line, the one above, and a line with run_list.prev, sleep_time
+// and active_mm, and alloc_lock on a third): runqueue_lock alone on its
+// line, runqueue_head, nr_running, each CPU's aligned_data (curr and
+// last_schedule), each idle task's need_resched, kstat.context_swtch. They
+// follow hw::LineStalls' rule, and those touched under runqueue_lock
+// lengthen its hold, stores included (the unlock is a plain store that
+// becomes visible after them). Left out: jiffies (sleep_time's load), the
+// mm lines of switch_mm() (its locked bit operation only drains the store
+// buffer), the thread and stack lines of switch_to(), sys_sched_yield()'s
+// lines, the idle CPU's taking back its need_resched line (kick_cpu()'s
+// flat store stands for the exchange, as for CFS).
+//
 // Where it falls short: no RT policies or SCHED_YIELD corner cases beyond a
 // one-pass goodness of -1; the BKL is not modelled; the recalculation runs
 // under the global lock rather than tasklist_lock (it only matters when
@@ -32,6 +47,7 @@
 #include <sstream>
 #include <utility>
 
+#include "hw/cache_line.hpp"
 #include "hw/machine.hpp"
 #include "kernel/kernel.hpp"
 
@@ -42,7 +58,12 @@ constexpr int PROC_CHANGE_PENALTY = 15;  // include/asm-i386/smp.h
 
 class Linux24 final : public SchedClass {
  public:
-  explicit Linux24(SchedCore& core) : core_(core), last_schedule_(static_cast<size_t>(core.nr_cpus()), 0) {}
+  explicit Linux24(SchedCore& core)
+      : core_(core),
+        last_schedule_(static_cast<size_t>(core.nr_cpus()), 0),
+        sched_lines_(core.config().sysctl("ttwu_lines") != 0),
+        sched_data_lines_(static_cast<size_t>(core.nr_cpus())),
+        idle_need_resched_lines_(static_cast<size_t>(core.nr_cpus())) {}
   std::string name() const override { return "linux24"; }
 
   // NICE_TO_TICKS(nice) = TICK_SCALE(20 - nice) + 1, TICK_SCALE per HZ.
@@ -74,15 +95,23 @@ class Linux24 final : public SchedClass {
   void migrate_task_rq(Task*, int) override {}
 
   void enqueue_task(int, Task* p, int) override {
-    core_.lock_rq(-1, core_.this_cpu(), core_.machine().costs().rq_lock_hold, CostPath::RqLock);
+    const int w = core_.this_cpu();
+    const int64_t lines = sched_lines_ ? add_to_runqueue_lines(p, w) : 0;
+    core_.lock_rq(-1, w, core_.machine().costs().rq_lock_hold + lines, CostPath::RqLock);
     // add_to_runqueue(): list_add() at the head, "to the _beginning_ of the
     // run-queue, not the end" (2.4.19 sched.c; 2.4.20 moved it to the tail).
     // goodness() ties go to the first found, so the newest wakee wins them.
     runqueue_.push_front(p);
-    write_line(p, core_.this_cpu());
+    write_line(p, w);
   }
   void dequeue_task(int, Task* p, int) override {
-    runqueue_.remove(p);  // del_from_runqueue() from schedule(), lock already held
+    // del_from_runqueue() from schedule(), lock already held: its lines are
+    // charged in pick_next_task(), in the hold.
+    auto it = std::find(runqueue_.begin(), runqueue_.end(), p);
+    if (it == runqueue_.end()) return;
+    dequeued_ = {p, it == runqueue_.begin() ? nullptr : *std::prev(it),
+                 std::next(it) == runqueue_.end() ? nullptr : *std::next(it)};
+    runqueue_.erase(it);
   }
 
   void yield_task(int cpu) override {
@@ -102,18 +131,16 @@ class Linux24 final : public SchedClass {
   void check_preempt_curr(int cpu, Task* p, int wake_flags) override {
     (void)cpu;
     const bool sync = (wake_flags & WF_SYNC) && core_.config().feat("SYNC_WAKEUPS");
-    if (wake_flags & WF_FORK) {
-      reschedule_idle(p);  // wake_up_process(child) is asynchronous
-      return;
-    }
-    if (!sync || !p->cpus_allowed.test(core_.this_cpu())) reschedule_idle(p);
+    // wake_up_process(child) is asynchronous.
+    if ((wake_flags & WF_FORK) || !sync || !p->cpus_allowed.test(core_.this_cpu())) reschedule_idle(p);
+    if (sched_lines_) release_lock_lines(core_.this_cpu(), CostPath::Wakeup);  // spin_unlock_irqrestore()
   }
 
   Task* pick_next_task(int cpu, Task* prev, bool) override {
     const auto& costs = core_.machine().costs();
     Task* next = nullptr;
     int64_t scanned = 0;
-    int64_t miss_ns = 0;
+    int64_t miss_ns = sched_lines_ ? schedule_entry_lines(cpu, prev) : 0;
     for (;;) {  // repeat_schedule:
       int c = -1000;
       next = nullptr;
@@ -140,8 +167,18 @@ class Linux24 final : public SchedClass {
       }
       core_.charge(cpu, all * costs.pick_scan_per_task, CostPath::Schedule);
     }
+    int64_t pick_lines = 0;
+    if (sched_lines_) {
+      // sched_data->curr = next; task_set_cpu(next): processor, cpus_runnable.
+      const auto& m = core_.machine();
+      stalls_.store(std::max(sched_data_lines_[static_cast<size_t>(cpu)].write(m, cpu),
+                             next ? store_line(next, cpu) : 0));
+      // spin_unlock_irq(): a plain store, visible after those before it.
+      pick_lines = stalls_.take_stall() + std::exchange(stalls_.buffered, 0);
+    }
     // The scan runs with runqueue_lock held: its length is the hold time.
-    core_.lock_rq(-1, cpu, costs.rq_lock_hold + scanned * costs.pick_scan_per_task + miss_ns, CostPath::Schedule);
+    core_.lock_rq(-1, cpu, costs.rq_lock_hold + scanned * costs.pick_scan_per_task + miss_ns + pick_lines,
+                  CostPath::Schedule);
     scanned_total_ += scanned;
     scan_miss_ns_ += miss_ns;
     last_schedule_[static_cast<size_t>(cpu)] = core_.now_ns();
@@ -149,6 +186,8 @@ class Linux24 final : public SchedClass {
       if (next->cpu != cpu) core_.set_task_cpu(next, cpu);
       running_on_[next] = cpu;
       write_line(next, cpu);  // task_set_cpu(): processor, cpus_runnable
+      // From the idle task, which __schedule_tail() leaves at once.
+      if (sched_lines_ && !prev) core_.charge(cpu, switch_lines(cpu, next), CostPath::ContextSwitch);
     }
     return next;
   }
@@ -168,13 +207,21 @@ class Linux24 final : public SchedClass {
 
   // __schedule_tail(): a preempted, still runnable task is offered to
   // another CPU through reschedule_idle().
-  void schedule_tail(int, Task* prev) override {
+  void schedule_tail(int cpu, Task* prev) override {
+    if (sched_lines_) core_.charge(cpu, switch_lines(cpu, core_.curr(cpu)) + schedule_tail_lines(cpu, prev),
+                                   CostPath::ContextSwitch);
     // "prev->policy &= ~SCHED_YIELD" after the yielder has been passed over.
     const bool yielded = std::exchange(prev->yielded, false);
     if (!core_.config().feat("SCHEDULE_TAIL_PUSH")) return;
     if (prev->state != TaskState::Running || yielded || prev->on_cpu) return;
-    core_.lock_rq(-1, core_.this_cpu(), core_.machine().costs().rq_lock_hold, CostPath::RqLock);
+    int64_t lines = 0;
+    if (sched_lines_) {
+      stalls_.locked(lock_line_.write(core_.machine(), cpu));  // spin_lock_irqsave(&runqueue_lock)
+      lines = stalls_.take_stall();
+    }
+    core_.lock_rq(-1, core_.this_cpu(), core_.machine().costs().rq_lock_hold + lines, CostPath::RqLock);
     reschedule_idle(prev);
+    if (sched_lines_) release_lock_lines(cpu, CostPath::RqLock);
   }
 
   void task_dead(Task* p) override {
@@ -230,6 +277,94 @@ class Linux24 final : public SchedClass {
     l.cached_on.set(cpu);
     return core_.machine().line_transfer(l.owner, cpu);
   }
+  // Returns the cost of a store to it on `cpu`: the farthest other copy
+  // (hw::CacheLine's rule), then it is `cpu`'s alone.
+  int64_t store_line(const Task* p, int cpu) {
+    const Line& l = lines_[p];
+    int64_t farthest = 0;
+    for (int c = 0; c < core_.nr_cpus(); ++c)
+      if (c != cpu && l.cached_on.test(c)) farthest = std::max(farthest, core_.machine().line_transfer(c, cpu));
+    write_line(p, cpu);
+    return farthest;
+  }
+
+  // ---- the ttwu_lines switch (see the header) ----
+  hw::CacheLine& links(const Task* p) { return task_lines_[p].links; }
+  // try_to_wake_up() up to add_to_runqueue(), on the waker `w`; returns
+  // the stall inside the lock. __wake_up_common()'s load of p->state (or
+  // task_on_runqueue()'s of run_list.next) comes before the lock.
+  int64_t add_to_runqueue_lines(Task* p, int w) {
+    const auto& m = core_.machine();
+    core_.charge(w, read_line(p, w), CostPath::Wakeup);
+    stalls_.locked(lock_line_.write(m, w));  // spin_lock_irqsave(&runqueue_lock)
+    stalls_.store(store_line(p, w));         // p->state = TASK_RUNNING
+    // list_add(&p->run_list, &runqueue_head): head->next; nr_running++.
+    stalls_.load(std::max(head_line_.read(m, w), nr_running_line_.read(m, w)));
+    // The old first task's run_list.prev (the head's when none), p's
+    // run_list.prev, head->next, nr_running.
+    Task* first = runqueue_.empty() ? nullptr : runqueue_.front();
+    stalls_.store(std::max({first ? links(first).write(m, w) : head_line_.write(m, w), links(p).write(m, w),
+                            head_line_.write(m, w), nr_running_line_.write(m, w)}));
+    return stalls_.take_stall();
+  }
+  // The unlock of runqueue_lock: what the holder stalled on since, and the
+  // stores it leaves buffered, lengthen the hold (kernel.cpp's lock_rq()
+  // extends the holder's own).
+  void release_lock_lines(int cpu, CostPath path) {
+    const int64_t ns = stalls_.take_stall() + std::exchange(stalls_.buffered, 0);
+    if (ns) core_.lock_rq(-1, cpu, ns, path);
+  }
+  // schedule() on `cpu` up to the goodness loop: a sleeping prev's state
+  // store (pipe_wait()'s, before schedule()); this_cpu = prev->processor;
+  // then under the lock del_from_runqueue() (nr_running, prev's
+  // run_list.prev and sleep_time, the neighbours' links or the head),
+  // prev->need_resched = 0, and runqueue_head's next. Returns the stall
+  // inside the lock, for the hold.
+  int64_t schedule_entry_lines(int cpu, Task* prev) {
+    const auto& m = core_.machine();
+    const bool sleeps = prev && dequeued_.prev == prev;
+    if (sleeps) stalls_.store(store_line(prev, cpu));
+    if (prev) stalls_.load(read_line(prev, cpu));
+    core_.charge(cpu, stalls_.take_stall(), CostPath::Schedule);
+    stalls_.locked(lock_line_.write(m, cpu));  // spin_lock_irq(&runqueue_lock)
+    if (sleeps) {
+      stalls_.load(std::max(nr_running_line_.read(m, cpu), links(prev).read(m, cpu)));
+      Task* pred = dequeued_.pred;
+      Task* succ = dequeued_.succ;
+      stalls_.store(std::max({nr_running_line_.write(m, cpu), links(prev).write(m, cpu),
+                              succ ? links(succ).write(m, cpu) : head_line_.write(m, cpu),
+                              pred ? store_line(pred, cpu) : head_line_.write(m, cpu), store_line(prev, cpu)}));
+    }
+    dequeued_ = {};
+    if (prev) stalls_.store(store_line(prev, cpu));
+    else (void)idle_need_resched_lines_[static_cast<size_t>(cpu)].write(m, cpu);
+    stalls_.load(head_line_.read(m, cpu));  // list_for_each(): head->next
+    return stalls_.take_stall();
+  }
+  // After the unlock, for a real switch to `next` (null: the idle task):
+  // last_schedule and kstat.context_swtch; switch_mm()'s locked bit
+  // operation (or the lazy-TLB atomic_inc()) drains them;
+  // BUG_ON(next->active_mm != mm) loads next's second line.
+  int64_t switch_lines(int cpu, Task* next) {
+    const auto& m = core_.machine();
+    stalls_.load(kstat_line_.read(m, cpu));
+    stalls_.store(std::max(sched_data_lines_[static_cast<size_t>(cpu)].write(m, cpu), kstat_line_.write(m, cpu)));
+    stalls_.locked(0);
+    if (next) stalls_.load(links(next).read(m, cpu));
+    return stalls_.take_stall();
+  }
+  // __schedule_tail(prev): prev->policy &= ~SCHED_YIELD; task_lock(prev);
+  // task_release_cpu(prev); mb(), which waits for that store; and
+  // task_unlock()'s plain store at the end, left buffered.
+  int64_t schedule_tail_lines(int cpu, Task* prev) {
+    const auto& m = core_.machine();
+    stalls_.store(store_line(prev, cpu));
+    stalls_.locked(task_lines_[prev].alloc.write(m, cpu));
+    stalls_.store(store_line(prev, cpu));
+    stalls_.locked(0);
+    (void)task_lines_[prev].alloc.write(m, cpu);
+    return stalls_.take_stall();
+  }
 
   // can_schedule(p, cpu): not running on another CPU, allowed here.
   bool can_schedule(const Task* p, int cpu, const Task* prev) const {
@@ -255,24 +390,37 @@ class Linux24 final : public SchedClass {
   }
 
   // reschedule_idle(p): find a CPU for a newly runnable task.
+  // With ttwu_lines: cpu_curr() of p's last CPU (its aligned_data line);
+  // when that CPU idles, send_now_idle's load of its idle task's
+  // need_resched, whose store kick_cpu() charges. Otherwise the scan's
+  // cpu_curr() and last_schedule() of every allowed CPU, independent loads,
+  // then, through them, the goodness fields and active_mm of each busy
+  // CPU's task met before the first idle CPU, one step too.
   void reschedule_idle(Task* p) {
+    const int w = core_.this_cpu();
+    const auto& m = core_.machine();
     int best_cpu = p->processor;
+    if (sched_lines_) stalls_.load(sched_data_lines_[static_cast<size_t>(best_cpu)].read(m, w));
     if (p->cpus_allowed.test(best_cpu) && core_.running_idle_task(best_cpu)) {
+      if (sched_lines_) send_now_idle_lines(best_cpu, w);
       core_.resched_curr(best_cpu);
       return;
     }
     int64_t oldest_idle = INT64_MAX;
     int target = -1;
     int max_prio = 0;
+    int64_t sched_data = 0, currents = 0;
     for (int cpu = 0; cpu < core_.nr_cpus(); ++cpu) {
       if (!p->cpus_allowed.test(cpu)) continue;
       Task* tsk = core_.curr(cpu);
+      if (sched_lines_) sched_data = std::max(sched_data, sched_data_lines_[static_cast<size_t>(cpu)].read(m, w));
       if (core_.running_idle_task(cpu)) {
         if (last_schedule_[static_cast<size_t>(cpu)] < oldest_idle) {
           oldest_idle = last_schedule_[static_cast<size_t>(cpu)];
           target = cpu;
         }
       } else if (oldest_idle == INT64_MAX && tsk) {
+        if (sched_lines_) currents = std::max({currents, read_line(tsk, w), links(tsk).read(m, w)});
         const int prio = preemption_goodness(tsk, p, cpu);
         if (prio > max_prio) {
           max_prio = prio;
@@ -280,7 +428,19 @@ class Linux24 final : public SchedClass {
         }
       }
     }
+    if (sched_lines_) {
+      stalls_.load(sched_data);
+      stalls_.load(currents);
+      if (target >= 0 && core_.running_idle_task(target)) send_now_idle_lines(target, w);
+      if (target >= 0 && !core_.running_idle_task(target)) write_line(core_.curr(target), w);  // tsk->need_resched = 1
+    }
     if (target >= 0) core_.resched_curr(target);
+  }
+  // send_now_idle: need_resched = tsk->need_resched; tsk->need_resched = 1.
+  void send_now_idle_lines(int cpu, int w) {
+    auto& line = idle_need_resched_lines_[static_cast<size_t>(cpu)];
+    stalls_.load(line.read(core_.machine(), w));
+    (void)line.write(core_.machine(), w);
   }
 
   SchedCore& core_;
@@ -291,6 +451,22 @@ class Linux24 final : public SchedClass {
   int64_t scanned_total_ = 0;
   int64_t scan_miss_ns_ = 0;
   std::map<const Task*, Line> lines_;
+  // The ttwu_lines switch.
+  bool sched_lines_;
+  struct TaskLines24 {
+    hw::CacheLine links;  // run_list.prev, sleep_time, next_task/prev_task, active_mm
+    hw::CacheLine alloc;  // alloc_lock's line
+  };
+  std::map<const Task*, TaskLines24> task_lines_;
+  hw::CacheLine lock_line_, head_line_, nr_running_line_, kstat_line_;
+  std::vector<hw::CacheLine> sched_data_lines_;         // aligned_data[cpu]
+  std::vector<hw::CacheLine> idle_need_resched_lines_;  // each idle task's goodness line
+  hw::LineStalls stalls_;  // the path in progress on the CPU that runs
+  struct Dequeued {
+    Task* prev = nullptr;
+    Task* pred = nullptr;
+    Task* succ = nullptr;
+  } dequeued_;  // del_from_runqueue()'s, for the pick that follows
 };
 
 }  // namespace
