@@ -76,11 +76,14 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
       {"unix_sndbuf", "bytes", "AF_UNIX sk_sndbuf (wmem_default)"},
       {"unix_skb_truesize_100", "bytes", "skb truesize charged for a 100-byte AF_UNIX write"},
       {"unix_sock_lines", "bool",
-       "what-if, not a kernel sysctl (not on 2.4): AF_UNIX sends and receives also pay for the socket's own cache "
-       "lines as v4.0's af_unix.c loads and stores them (state lock, queue head, wait queue and entries, "
-       "socket flags, sk_wmem_alloc, the sk_buff, the slab pages, the memory a send reuses): a load without a copy costs a transfer from the nearest "
-       "copy, a store the farthest other copy; callers spin on the state lock. 0 = only the data's lines, as the "
-       "copy pays them"},
+       "what-if, not a kernel sysctl: AF_UNIX sends and receives also pay for the socket's own cache lines as the "
+       "preset's net/unix/af_unix.c loads and stores them (v4.0: state lock, queue head, wait queue and entries, "
+       "socket flags, sk_wmem_alloc, the sk_buff, the slab pages, the memory a send reuses; 2.4.19: the state "
+       "rwlock, the queue head with wmem_alloc, refcnt, callback_lock, err, the socket's flags and wait queue, "
+       "the struct file, the sk_buff and the per-CPU arrays of freed ones, dcache_lock after each transfer): a "
+       "load without a copy costs a transfer from the nearest copy, a store the farthest other copy; callers "
+       "spin on the lock that serializes (4.0's state lock, 2.4's queue lock). 0 = only the data's lines, as "
+       "the copy pays them"},
       {"pipe_lines", "bool",
        "what-if, not a kernel sysctl: pipe reads and writes also pay for the pipe's own cache lines as the "
        "preset's fs/pipe.c loads and stores them (v4.0: pipe->mutex with the wait queue head, nrbufs/curbuf/tmp_page, "
@@ -236,8 +239,6 @@ void KernelConfig::apply_sysctl(const std::string& assignment) {
     throw std::invalid_argument("sysctl " + name + " must be positive");
   if (name == "pipe_buffers" && v > 1024) throw std::invalid_argument("pipe_buffers too large");
   if (name == "unix_sock_lines" && v > 1) throw std::invalid_argument("unix_sock_lines must be 0 or 1");
-  if (name == "unix_sock_lines" && v && preset_.version < 206)
-    throw std::invalid_argument("unix_sock_lines follows 4.0's af_unix.c: not for a 2.4 preset");
   if (name == "pipe_lines" && v > 1) throw std::invalid_argument("pipe_lines must be 0 or 1");
   if (name == "ttwu_lines" && v > 1) throw std::invalid_argument("ttwu_lines must be 0 or 1");
   if (name == "sched_tunable_scaling" && v > 2)

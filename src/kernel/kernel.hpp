@@ -239,14 +239,20 @@ class Kernel final : public SchedCore {
   [[nodiscard]] const std::vector<Task*>& all_tasks() const override { return task_ptrs_; }
 
   // Kernel-wide data outside the scheduler that every task's system calls
-  // share, for the line switches: 2.4's dcache_lock, which dnotify_parent()
+  // share, for the line switches on 2.4: dcache_lock, which dnotify_parent()
   // takes after every read() and write() that moved data (2.4.19
-  // fs/read_write.c sys_read()/sys_write(), fs/dnotify.c).
-  struct VfsLines {
+  // fs/read_write.c sys_read()/sys_write(), fs/dnotify.c); and the freed
+  // sk_buffs each CPU keeps for its next allocations (net/core/skbuff.c's
+  // skb_head_pool and mm/slab.c's per-CPU arrays, last in first out), by
+  // the CPU that last wrote their data, with what CPUs' arrays gave back to
+  // the slabs when full.
+  struct SharedLines {
     hw::CacheLine dcache_lock_line;
     SpinResource dcache_lock;
+    std::vector<std::vector<int>> freed_skbs;  // per CPU: data writers, newest last
+    std::vector<int> slab_skbs;
   };
-  [[nodiscard]] VfsLines& vfs_lines() { return vfs_lines_; }
+  [[nodiscard]] SharedLines& shared_lines() { return shared_lines_; }
 
   [[nodiscard]] SchedClass& policy() { return *policy_; }
   [[nodiscard]] const SchedClass& policy() const { return *policy_; }
@@ -399,7 +405,7 @@ class Kernel final : public SchedCore {
   std::vector<std::unique_ptr<Task>> tasks_;
   std::vector<std::unique_ptr<Proc>> procs_;
   std::vector<Task*> task_ptrs_;
-  VfsLines vfs_lines_;
+  SharedLines shared_lines_;
   std::vector<std::unique_ptr<WaitQueue>> child_waits_;  // per task, wait_chldexit
   std::vector<obs::Observer*> observers_;
   int this_cpu_ = 0;

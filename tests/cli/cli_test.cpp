@@ -235,6 +235,12 @@ TEST(Determinism, SameSeedGivesByteIdenticalOutputAndTrace) {
   EXPECT_EQ(q1.code, 0) << q1.err;
   EXPECT_EQ(q1.out, q2.out);
   EXPECT_NE(q1.out, run(pipes24).out);
+  // And 2.4's sockets, with the per-CPU arrays of freed sk_buffs.
+  const std::string sockets24 = "perf bench sched messaging -g 2 -l 10 --machine p4xeon-4way --seed 7 "
+                                "--kernel linux-2.4.19 --sysctl unix_sock_lines=1 --sysctl ttwu_lines=1";
+  auto u1 = run(sockets24), u2 = run(sockets24);
+  EXPECT_EQ(u1.code, 0) << u1.err;
+  EXPECT_EQ(u1.out, u2.out);
 }
 
 TEST(Determinism, DebugAndReleaseAgree) {

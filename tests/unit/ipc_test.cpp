@@ -365,8 +365,36 @@ TEST(TtwuLines, On24CostElevenTransfersPerPipeMessageAcrossSockets) {
   EXPECT_NEAR(sched_transfers_per_thinking_message_24(), 11.0, 0.1);
 }
 
-TEST(UnixSocket, MetadataLinesAreNotForA24Preset) {
-  EXPECT_THROW(TinySim("1s1c1t", "linux-2.4.19", 1, "", {"unix_sock_lines=1"}), std::invalid_argument);
+TEST(UnixSocket, MetadataLinesOn24CostNothingWhenBothEndsShareACpu) {
+  expect_same_run_on_one_cpu(Channel::Socketpair, Lines::Channel, "linux-2.4.19");
+}
+// On 2.4 (2.4.19's net/unix/af_unix.c, net/core/sock.c, net/core/skbuff.c,
+// kernel/fork.c, fs/read_write.c) each message of this ping-pong stalls on
+// 18 transfers across the sockets. Say A has sent B a message; B, asleep
+// in unix_stream_data_wait(), runs and replies.
+// - B waking, 5: read_lock() of its state lock (A's send read-locked it);
+//   clear_bit() on its socket's flags (A's wakeup took the wait queue's
+//   lock on that line); skb_queue_len() on its queue head's line (A's
+//   skb_queue_tail()); shutdown, on its refcount's line (A's sock_hold()
+//   and sock_put()); remove_wait_queue()'s store to the queue's list head
+//   (A's waitqueue_active() loaded it), waited for by read_unlock().
+// - B consuming it, 10: skb_dequeue()'s lock of its queue, on the head's
+//   line (A's); the sk_buff's first line; its other two, one batch;
+//   sock_wfree()'s atomic_sub() on A's wmem_alloc (A's queue head line),
+//   which waits for the stores unlinking the skb and of skb_pull();
+//   unix_write_space() on A's socket: the queue's list head, its lock (on
+//   A's socket flags line) and A's entry, A sleeping there for the reply;
+//   sock_put() of A's socket; skb_release_data()'s shared info;
+//   dcache_lock after the read.
+// - B's reply, 2: skb_set_owner_w()'s sock_hold() of its own socket (A's
+//   send held and put it), which waits for the store to the shared info of
+//   the data object A wrote last; unix_state_rlock() of A's socket (A's
+//   read side took it), which waits for the data copy's stores. The rest
+//   finds A's lines at home since B's receive, and A woken already.
+// - B going to sleep again, 1: DECLARE_WAITQUEUE()'s store to its entry
+//   (A loaded it), waited for by add_wait_queue()'s lock.
+TEST(UnixSocket, MetadataLinesOn24CostEighteenTransfersPerPingPongMessageAcrossSockets) {
+  EXPECT_NEAR(transfers_per_message_across_sockets(Channel::Socketpair, Lines::Channel, "linux-2.4.19"), 18.0, 0.1);
 }
 
 TEST(Pipe, MetadataLinesOn24CostNothingWhenBothEndsShareACpu) {

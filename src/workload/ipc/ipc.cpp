@@ -26,7 +26,6 @@ Co<void> pipe_wait(Proc& p, WaitQueue& wq, const char* caller) {
   co_await p.wait_event(wq, [&woken] { return std::exchange(woken, true); }, caller);
 }
 
-int wake_flags_for(bool sync) { return sync ? WF_SYNC : 0; }
 
 // The unix_sock_lines and pipe_lines what-ifs (docs/design.md): each
 // metadata line v4.0's af_unix.c or fs/pipe.c loads or stores, charged where
@@ -283,63 +282,94 @@ Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
   co_return ret;
 }
 
-// The pipe_lines switch on 2.4 (fs/pipe.c, kernel/sched.c and
-// kernel/fork.c of 2.4.19). __wake_up(): the queue's lock is a spinlock
-// (USE_RW_WAIT_QUEUE_SPINLOCK is 0) on the pipe_inode_info line, taken
-// whether anyone waits or not; every linked entry is loaded, woken ones
-// too, since each stays linked until its own remove_wait_queue();
-// try_to_wake_up()'s spin_lock_irqsave(&runqueue_lock) drains the store
-// buffer; the waker stores nothing in the entries; the unlock is a plain
-// store.
-Co<void> pipe_wake_up24(Proc& p, LinePath& path, Pipe& pipe, int wake_flags) {
-  if (!pipe.charge_lines) {
-    co_await p.wake_up(pipe.wait, 1, wake_flags);
-    co_return;
-  }
-  path.locked(pipe.info_line);
+// ---- the line switches on 2.4 ----
+// A wait queue of 2.4.19 (include/linux/wait.h, kernel/fork.c,
+// kernel/sched.c): its lock's line and its list head's, and the sleepers'
+// on-stack entries. The lock is a spinlock (USE_RW_WAIT_QUEUE_SPINLOCK is
+// 0), whose unlock is a plain store.
+struct WaitLines24 {
+  WaitQueue& wq;
+  CacheLine& lock;
+  CacheLine& head;
+  EntryLines& entries;
+};
+// __wake_up(): the queue's lock, taken whether anyone waits or not; every
+// linked entry loaded (task, next), woken ones too, since each stays
+// linked until its own remove_wait_queue(); try_to_wake_up()'s
+// spin_lock_irqsave(&runqueue_lock) drains the store buffer; the waker
+// stores nothing in the entries.
+Co<void> wake_up_lines24(Proc& p, LinePath& path, WaitLines24 q, int wake_flags) {
+  path.locked(q.lock);
+  path.load(q.head);
   bool sleeper = false;
-  for (const auto& w : pipe.wait.waiters) {
-    path.load(pipe_entry_of(pipe, w.task));
+  for (const auto& w : q.wq.waiters) {
+    path.load(q.entries[w.task]);
     sleeper = sleeper || w.task->state == kernel::TaskState::Interruptible;
   }
   if (sleeper) path.barrier();
   co_await charge(p, path.take_stall());
-  co_await p.wake_up(pipe.wait, 1, wake_flags);
-  path.store(pipe.info_line);
+  co_await p.wake_up(q.wq, 1, wake_flags);
+  path.store(q.lock);
 }
-// pipe_wait() of 2.4.19 with pipe_lines: DECLARE_WAITQUEUE() and
-// add_wait_queue()'s flag clearing store the on-stack entry; under the
-// queue's lock list_add() links it at the head (storing the newest linked
-// entry's prev, or the head's); the unlock; up(PIPE_SEM). They are
+// DECLARE_WAITQUEUE() and add_wait_queue(): the entry's flags cleared,
+// then under the lock list_add() at the head (head->next; the newest
+// linked entry's prev, or the head's own; head->next).
+void add_wait_queue_lines24(Proc& p, LinePath& path, WaitLines24 q) {
+  path.store(q.entries[p.task()]);
+  path.locked(q.lock);
+  path.load(q.head);
+  path.store(q.wq.waiters.empty() ? q.head : q.entries[q.wq.waiters.back().task]);
+  path.store(q.head);
+  path.store(q.lock);
+}
+// remove_wait_queue() by the sleeper itself, woken or not: under the lock,
+// list_del() loads its entry and stores its neighbours' links; they are
+// charged as the head's line and, when others are still linked, the entry
+// linked before it (the model does not keep the list's order).
+void remove_wait_queue_lines24(Proc& p, LinePath& path, WaitLines24 q) {
+  path.locked(q.lock);
+  path.load(q.entries[p.task()]);
+  path.store(q.head);
+  if (!q.wq.waiters.empty()) path.store(q.entries[q.wq.waiters.back().task]);
+  path.store(q.lock);
+}
+// sys_read()/sys_write() of 2.4.19 around the file operation: fget()'s
+// atomic_inc(&file->f_count) before it; after it, when data moved,
+// dnotify_parent(), which takes the kernel-wide dcache_lock (a locked
+// decb, held for loads of read-only lines: the dentry's parent, its
+// inode's dnotify mask) and releases it with a plain store; then fput()'s
+// atomic_dec_and_test().
+void fget_lines24(LinePath& path, CacheLine& file) { path.locked(file); }
+Co<void> fput_lines24(Proc& p, LinePath& path, CacheLine& file, bool moved_data) {
+  if (moved_data) {
+    auto& shared = p.kernel().shared_lines();
+    path.locked(shared.dcache_lock_line);
+    co_await charge_locked(p, shared.dcache_lock, path.take_stall());
+    path.store(shared.dcache_lock_line);
+  }
+  path.locked(file);
+  co_await charge(p, path.take_stall());
+}
+
+// The pipe's wait queue on 2.4: lock and head on the pipe_inode_info line.
+WaitLines24 pipe_wait_lines(Pipe& pipe) { return {pipe.wait, pipe.info_line, pipe.info_line, pipe.wait_entry_lines}; }
+Co<void> pipe_wake_up24(Proc& p, LinePath& path, Pipe& pipe, int wake_flags) {
+  if (pipe.charge_lines)
+    co_await wake_up_lines24(p, path, pipe_wait_lines(pipe), wake_flags);
+  else
+    co_await p.wake_up(pipe.wait, 1, wake_flags);
+}
+// pipe_wait() of 2.4.19 with pipe_lines: add_wait_queue(), up(PIPE_SEM),
 // charged before the sleep, and a pipe that became ready meanwhile
-// (`ready`) is seen. After it, the sleeper unlinks itself:
-// remove_wait_queue() under the queue's lock, woken or not; then down().
+// (`ready`) is seen; after it remove_wait_queue() and down().
 Co<void> pipe_wait_lines24(Proc& p, LinePath& path, Pipe& pipe, const char* caller,
                            const std::function<bool()>& ready) {
-  path.store(pipe_entry(p, pipe));
-  path.locked(pipe.info_line);
-  if (!pipe.wait.waiters.empty()) path.store(pipe_entry_of(pipe, pipe.wait.waiters.back().task));
-  path.store(pipe.info_line);
+  add_wait_queue_lines24(p, path, pipe_wait_lines(pipe));
   path.locked(pipe.sem_line);
   co_await charge(p, path.take_stall());
   if (!ready()) co_await pipe_wait(p, pipe.wait, caller);
-  path.locked(pipe.info_line);
-  path.load(pipe_entry(p, pipe));
-  path.store(pipe.info_line);
+  remove_wait_queue_lines24(p, path, pipe_wait_lines(pipe));
   path.locked(pipe.sem_line);
-  co_await charge(p, path.take_stall());
-}
-// sys_read()/sys_write() of 2.4.19 after a transfer: dnotify_parent() takes
-// the kernel-wide dcache_lock (a locked decb, held for the loads of the
-// dentry's parent and its inode's dnotify mask, read-only lines) and
-// releases it with a plain store; fput()'s atomic_dec_and_test() then
-// drains it.
-Co<void> dnotify_parent_lines(Proc& p, LinePath& path) {
-  auto& vfs = p.kernel().vfs_lines();
-  path.locked(vfs.dcache_lock_line);
-  co_await charge_locked(p, vfs.dcache_lock, path.take_stall());
-  path.store(vfs.dcache_lock_line);
-  path.barrier();
   co_await charge(p, path.take_stall());
 }
 
@@ -376,6 +406,7 @@ Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
   const bool lines = pipe.charge_lines;
   LinePath path(p);
   if (lines) {
+    fget_lines24(path, pipe.write_file_line);
     path.locked(pipe.sem_line);
     path.load(pipe.info_line);
   }
@@ -407,8 +438,7 @@ Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
   if (lines) {
     path.store(pipe.sem_line);
     path.locked(pipe.sem_line);
-    if (written > 0) co_await dnotify_parent_lines(p, path);
-    co_await charge(p, path.take_stall());
+    co_await fput_lines24(p, path, pipe.write_file_line, written > 0);
   }
   co_return written;
 }
@@ -426,6 +456,7 @@ Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
   const bool lines = pipe.charge_lines;
   LinePath path(p);
   if (lines) {
+    fget_lines24(path, pipe.read_file_line);
     path.locked(pipe.sem_line);
     path.load(pipe.info_line);
   }
@@ -470,8 +501,7 @@ Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
   if (lines) {
     path.locked(pipe.sem_line);
     path.load(pipe.sem_line);
-    if (read > 0) co_await dnotify_parent_lines(p, path);
-    co_await charge(p, path.take_stall());
+    co_await fput_lines24(p, path, pipe.read_file_line, read > 0);
   }
   co_return read;
 }
@@ -486,7 +516,7 @@ CacheLine& wait_entry(Proc& p, UnixSock& sk) { return sk.wait_entry_lines[p.task
 // woken before is unlinked, though it leaves the model's queue only when it
 // runs).
 Co<void> sock_wake_up(Proc& p, LinePath& path, UnixSock& sk) {
-  const int wake_flags = wake_flags_for(!sk.linux24);
+  const int wake_flags = WF_SYNC;  // wake_up_interruptible_sync_poll()
   if (!sk.charge_lines) {
     co_await p.wake_up(sk.sleep, 1, wake_flags);
     co_return;
@@ -604,12 +634,9 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
       path.store_run_to(sk.skb_freed_on, (size + 63) / 64);
     }
     // alloc_skb(GFP_KERNEL) may sleep: with CONFIG_PREEMPT_VOLUNTARY a
-    // preemption point before the work (2.4 has none); none follows until
-    // the return to user mode.
-    if (sk.linux24)
-      co_await p.sys(c.unix_send_base + copy_cost(p, p.cpu(), size));
-    else
-      co_await p.sys_after_might_sleep(c.unix_send_base + path.take_stall() + copy_cost(p, p.cpu(), size));
+    // preemption point before the work (2.4 has none: unix_send24()); none
+    // follows until the return to user mode.
+    co_await p.sys_after_might_sleep(c.unix_send_base + path.take_stall() + copy_cost(p, p.cpu(), size));
     if (other.charge_lines) {
       // unix_state_lock(other), which waits for the data's stores;
       // maybe_add_creds() loads the receiver's socket flags;
@@ -733,6 +760,295 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
   co_return copied;
 }
 
+// ---- AF_UNIX on 2.4 (net/unix/af_unix.c, net/core/sock.c and skbuff.c of
+// 2.4.19) ----
+// With unix_sock_lines, the lines 2.4.19's path loads, stores and locks
+// (UnixSock's 2.4 fields). Unlike 4.0: the state lock is an rwlock the
+// path only reads (both lock and unlock locked, nobody excluded), so the
+// receive queue's own lock is the one that serializes; each socket is
+// held and put around a send (sock_hold/sock_put on refcnt); sock_error()
+// exchanges sk->err for every skb; sock_def_readable() and
+// unix_write_space() read-lock callback_lock; wakeups are never sync;
+// the sleepers unlink themselves; an sk_buff is three lines and its data
+// comes from a kmalloc-256 object, both from per-CPU arrays of freed ones
+// (no free pointer written into them); every read() and write() passes
+// fget()/fput() on the socket's struct file and dnotify_parent().
+constexpr int64_t SK_BUFF_LINES24 = 3;  // struct sk_buff of 2.4.19: 160 bytes
+
+WaitLines24 sock_wait_lines(UnixSock& sk) {
+  return {sk.sleep, sk.socket_flags_line, sk.wait_queue_line, sk.wait_entry_lines};
+}
+// sock_def_readable() and unix_write_space(): read_lock(&sk->callback_lock);
+// waitqueue_active() loads the queue's head, and a linked entry means
+// wake_up_interruptible(); sk_wake_async() loads fasync_list;
+// read_unlock().
+Co<void> sock_wake_up24(Proc& p, LinePath& path, UnixSock& sk) {
+  if (!sk.charge_lines) {
+    co_await p.wake_up(sk.sleep, 1, 0);
+    co_return;
+  }
+  path.locked(sk.callback_line);
+  path.load(sk.wait_queue_line);
+  if (sk.sleep.active()) co_await wake_up_lines24(p, path, sock_wait_lines(sk), 0);
+  path.load(sk.socket_flags_line);
+  path.locked(sk.callback_line);
+}
+// Takes a freed sk_buff for an allocation on `cpu`: its data's last writer,
+// or -1 for memory no CPU holds. mm/slab.c (2.4.19) enable_cpucache():
+// objects of at most 256 bytes get arrays of 252, moved in batches of 126.
+constexpr size_t SKB_ARRAY_LIMIT = 252, SKB_ARRAY_BATCH = 126;
+int take_freed_skb(kernel::Kernel& k, int cpu) {
+  auto& shared = k.shared_lines();
+  if (shared.freed_skbs.empty()) shared.freed_skbs.resize(static_cast<size_t>(k.nr_cpus()));
+  auto& mine = shared.freed_skbs[static_cast<size_t>(cpu)];
+  if (mine.empty()) {
+    // kmem_cache_alloc_batch(): a batch from the slabs, objects other CPUs gave back.
+    const size_t n = std::min(SKB_ARRAY_BATCH, shared.slab_skbs.size());
+    mine.assign(shared.slab_skbs.end() - static_cast<std::ptrdiff_t>(n), shared.slab_skbs.end());
+    shared.slab_skbs.resize(shared.slab_skbs.size() - n);
+  }
+  if (mine.empty()) return -1;
+  const int writer = mine.back();
+  mine.pop_back();
+  return writer;
+}
+// __kmem_cache_free(): a full array gives its newest batch back to the slabs.
+void give_back_freed_skb(kernel::Kernel& k, int cpu, int data_writer) {
+  auto& shared = k.shared_lines();
+  if (shared.freed_skbs.empty()) shared.freed_skbs.resize(static_cast<size_t>(k.nr_cpus()));
+  auto& mine = shared.freed_skbs[static_cast<size_t>(cpu)];
+  if (mine.size() >= SKB_ARRAY_LIMIT) {
+    shared.slab_skbs.insert(shared.slab_skbs.end(), mine.end() - static_cast<std::ptrdiff_t>(SKB_ARRAY_BATCH),
+                            mine.end());
+    mine.resize(mine.size() - SKB_ARRAY_BATCH);
+  }
+  mine.push_back(data_writer);
+}
+
+// sock_wait_for_wmem() of 2.4.19 with unix_sock_lines: clear_bit() on the
+// socket's flags, add_wait_queue(); then each turn set_bit(SOCK_NOSPACE),
+// set_current_state()'s xchg, and the loads of wmem_alloc (the queue
+// head's line), shutdown and err; remove_wait_queue().
+Co<void> sock_wait_for_wmem24(Proc& p, LinePath& path, UnixSock& sk) {
+  path.locked(sk.socket_flags_line);
+  add_wait_queue_lines24(p, path, sock_wait_lines(sk));
+  for (;;) {
+    path.locked(sk.socket_flags_line);
+    path.barrier();
+    path.load(sk.queue_head_line);
+    path.load(sk.ref_line);
+    path.load(sk.err_line);
+    co_await charge(p, path.take_stall());
+    if (sk.wmem_alloc - sk.wmem_bias < sk.sndbuf) break;
+    co_await pipe_wait(p, sk.sleep, "sock_alloc_send_pskb");
+  }
+  remove_wait_queue_lines24(p, path, sock_wait_lines(sk));
+}
+
+// net/unix/af_unix.c (2.4.19) unix_stream_sendmsg() with sock_alloc_send_skb(),
+// called by write(2) through sock_write().
+Co<int64_t> unix_send24(Proc& p, UnixSock& sk, int64_t len) {
+  const auto& c = p.costs();
+  UnixSock& other = *sk.peer;
+  const bool lines = sk.charge_lines;
+  int64_t sent = 0;
+  co_await p.syscall(c.syscall_entry);
+  LinePath path(p);
+  if (lines) {
+    fget_lines24(path, sk.file_line);
+    // unix_peer_get(): read_lock() and read_unlock() of the state lock
+    // around sock_hold(other); then sk->shutdown.
+    path.locked(sk.state_lock_line);
+    path.locked(other.ref_line);
+    path.locked(sk.state_lock_line);
+    path.load(sk.ref_line);
+  }
+  while (sent < len) {
+    const int64_t size = std::min(len - sent, (sk.sndbuf >> 1) - 64);
+    // sock_alloc_send_skb(): sock_error(), then block while the send
+    // buffer is used up (set_bit() of SOCK_ASYNC_NOSPACE and SOCK_NOSPACE
+    // first), and sock_error() again.
+    if (lines) {
+      for (;;) {
+        path.locked(sk.err_line);
+        path.load(sk.queue_head_line);
+        if (sk.wmem_alloc - sk.wmem_bias < sk.sndbuf) break;
+        path.locked(sk.socket_flags_line);
+        path.locked(sk.socket_flags_line);
+        co_await sock_wait_for_wmem24(p, path, sk);
+      }
+    } else {
+      co_await p.wait_event(
+          sk.sleep, [&sk] { return sk.wmem_alloc - sk.wmem_bias < sk.sndbuf; }, "sock_alloc_send_pskb");
+    }
+    const int64_t truesize = sk.truesize_100 + std::max<int64_t>(0, size - 100);
+    sk.wmem_alloc += truesize;
+    if (lines) {
+      // alloc_skb(): the head and the data from this CPU's arrays (the
+      // head's lines this CPU wrote when it freed it; the data's, and the
+      // shared info after it, the sender that used it last); the fields
+      // set up, then skb_set_owner_w()'s sock_hold(sk) and atomic_add()
+      // to wmem_alloc, which wait for those stores; memcpy_fromiovec()
+      // stores the data.
+      const int data_writer = take_freed_skb(p.kernel(), p.cpu());
+      path.store_run_to(p.cpu(), SK_BUFF_LINES24);
+      path.store_to(data_writer);
+      path.locked(sk.ref_line);
+      path.locked(sk.queue_head_line);
+      path.store_run_to(data_writer, (size + 63) / 64);
+    }
+    co_await p.sys(c.unix_send_base + path.take_stall() + copy_cost(p, p.cpu(), size));
+    if (lines) {
+      // unix_state_rlock(other): locked, but excludes no other reader;
+      // other->shutdown; skb_queue_tail() under the queue's lock, which
+      // stores the old tail's next; the plain-store unlock; the state
+      // lock's read_unlock.
+      path.locked(other.state_lock_line);
+      path.load(other.ref_line);
+      path.locked(other.queue_head_line);
+      if (!other.receive_queue.empty()) {
+        UnixSock::Skb& tail = other.receive_queue.back();
+        path.store_to(tail.link_line_cpu);
+        tail.link_line_cpu = p.cpu();
+      }
+      co_await charge_locked(p, other.queue_lock, path.take_stall());
+      path.store(other.queue_head_line);
+      path.locked(other.state_lock_line);
+    }
+    other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk, p.cpu(), p.cpu(), false, false});
+    co_await sock_wake_up24(p, path, other);  // other->data_ready()
+    sent += size;
+  }
+  if (lines) {
+    path.locked(other.ref_line);  // sock_put(other)
+    co_await fput_lines24(p, path, sk.file_line, sent > 0);
+  }
+  co_return sent;
+}
+
+// unix_stream_data_wait() of 2.4.19 with unix_sock_lines: under the state
+// lock's read side, add_wait_queue(); each turn set_current_state()'s
+// xchg and the loads of the queue's length, err and shutdown, then
+// set_bit(SOCK_ASYNC_WAITDATA), read_unlock() and the sleep, read_lock()
+// and clear_bit(); at the end remove_wait_queue() and read_unlock().
+Co<void> unix_stream_data_wait24(Proc& p, LinePath& path, UnixSock& sk) {
+  path.locked(sk.state_lock_line);
+  add_wait_queue_lines24(p, path, sock_wait_lines(sk));
+  for (;;) {
+    path.barrier();
+    path.load(sk.queue_head_line);
+    path.load(sk.err_line);
+    path.load(sk.ref_line);
+    if (!sk.receive_queue.empty()) break;
+    path.locked(sk.socket_flags_line);
+    path.locked(sk.state_lock_line);
+    co_await charge(p, path.take_stall());
+    if (sk.receive_queue.empty()) co_await pipe_wait(p, sk.sleep, "unix_stream_recvmsg");
+    path.locked(sk.state_lock_line);
+    path.locked(sk.socket_flags_line);
+  }
+  remove_wait_queue_lines24(p, path, sock_wait_lines(sk));
+  path.locked(sk.state_lock_line);
+  co_await charge(p, path.take_stall());
+}
+
+// net/unix/af_unix.c (2.4.19) unix_stream_recvmsg(), called by read(2)
+// through sock_read().
+Co<int64_t> unix_recv24(Proc& p, UnixSock& sk, int64_t size) {
+  const auto& c = p.costs();
+  const bool lines = sk.charge_lines;
+  int64_t copied = 0;
+  co_await p.syscall(c.syscall_entry + c.unix_recv_base);
+  LinePath path(p);
+  if (lines) {
+    fget_lines24(path, sk.file_line);
+    path.load(sk.ref_line);              // sk->state
+    path.locked(sk.readlock_line);       // down(&sk->protinfo.af_unix.readsem)
+  }
+  while (size > 0) {
+    if (lines) path.locked(sk.queue_head_line);  // skb_dequeue(): the queue's lock
+    if (sk.receive_queue.empty()) {
+      if (lines) {
+        path.store(sk.queue_head_line);
+        co_await charge_locked(p, sk.queue_lock, path.take_stall());
+      }
+      if (copied >= 1) break;
+      if (lines) {
+        // sock_error(); up(); the wait; down().
+        path.locked(sk.err_line);
+        path.locked(sk.readlock_line);
+        co_await unix_stream_data_wait24(p, path, sk);
+        path.locked(sk.readlock_line);
+      } else {
+        co_await p.wait_event(sk.sleep, [&sk] { return !sk.receive_queue.empty(); }, "unix_stream_recvmsg");
+      }
+      continue;
+    }
+    UnixSock::Skb skb = sk.receive_queue.front();
+    sk.receive_queue.pop_front();
+    if (lines) {
+      // __skb_unlink(): the skb's first line (links, credentials), the
+      // next skb's prev, its own links cleared; the unlock.
+      path.load_from(skb.link_line_cpu);
+      if (!sk.receive_queue.empty()) {
+        UnixSock::Skb& next = sk.receive_queue.front();
+        path.store_to(next.link_line_cpu);
+        next.link_line_cpu = p.cpu();
+      }
+      path.store_to(skb.link_line_cpu);
+      co_await charge_locked(p, sk.queue_lock, path.take_stall());
+      path.store(sk.queue_head_line);
+      // len, and data with the destructor: the other two lines, one batch.
+      path.load_run_from(skb.writer_cpu, SK_BUFF_LINES24 - 1);
+      co_await charge(p, path.take_stall());
+    }
+    const int64_t chunk = std::min(skb.len - skb.consumed, size);
+    co_await p.sys(copy_cost(p, skb.writer_cpu, chunk));
+    copied += chunk;
+    size -= chunk;
+    skb.consumed += chunk;
+    if (lines) path.store_to(skb.writer_cpu);  // skb_pull(): len and data
+    if (skb.consumed < skb.len) {
+      // skb_queue_head(): back at the front, under the queue's lock.
+      if (lines) {
+        path.locked(sk.queue_head_line);
+        co_await charge_locked(p, sk.queue_lock, path.take_stall());
+        path.store(sk.queue_head_line);
+      }
+      sk.receive_queue.push_front(skb);
+      break;
+    }
+    // kfree_skb() -> sock_wfree(): atomic_sub() on the sender's wmem_alloc
+    // (its queue head's line), then its write_space(): unix_write_space().
+    UnixSock& owner = *skb.owner;
+    if (lines) path.locked(owner.queue_head_line);
+    owner.wmem_alloc -= skb.truesize;
+    if (lines) {
+      path.locked(owner.callback_line);
+      if ((owner.wmem_alloc << 2) <= owner.sndbuf) {
+        path.load(owner.wait_queue_line);
+        if (owner.sleep.active()) co_await wake_up_lines24(p, path, sock_wait_lines(owner), 0);
+        path.load(owner.socket_flags_line);
+      }
+      path.locked(owner.callback_line);
+      // sock_put(owner); skb_release_data() loads the shared info; the
+      // head and the data go to this CPU's arrays.
+      path.locked(owner.ref_line);
+      path.load_from(skb.writer_cpu);
+      give_back_freed_skb(p.kernel(), p.cpu(), skb.writer_cpu);
+      co_await charge(p, path.take_stall());
+    } else if ((owner.wmem_alloc << 2) <= owner.sndbuf && owner.sleep.active()) {
+      co_await p.wake_up(owner.sleep, 1, 0);
+    }
+  }
+  if (lines) {
+    path.locked(sk.readlock_line);      // up()
+    path.load(sk.wait_queue_line);      // scm_recv(): sock->passcred
+    co_await fput_lines24(p, path, sk.file_line, copied > 0);
+  }
+  co_return copied;
+}
+
 }  // namespace
 
 void make_pipe(const kernel::KernelConfig& cfg, Fd fds[2]) {
@@ -769,6 +1085,7 @@ Co<int64_t> sys_write(Proc& p, Fd& fd, int64_t bytes) {
       if (fd.pipe->linux24) co_return co_await pipe_write24(p, *fd.pipe, bytes);
       co_return co_await pipe_write40(p, *fd.pipe, bytes);
     case Fd::Kind::Socket:
+      if (fd.sock->linux24) co_return co_await unix_send24(p, *fd.sock, bytes);
       co_return co_await unix_send(p, *fd.sock, bytes);
     case Fd::Kind::PipeRead:
       break;
@@ -782,6 +1099,7 @@ Co<int64_t> sys_read(Proc& p, Fd& fd, int64_t bytes) {
       if (fd.pipe->linux24) co_return co_await pipe_read24(p, *fd.pipe, bytes);
       co_return co_await pipe_read40(p, *fd.pipe, bytes);
     case Fd::Kind::Socket:
+      if (fd.sock->linux24) co_return co_await unix_recv24(p, *fd.sock, bytes);
       co_return co_await unix_recv(p, *fd.sock, bytes);
     case Fd::Kind::PipeWrite:
       break;

@@ -63,6 +63,7 @@ struct Pipe {
   CacheLine sem_line;
   std::vector<CacheLine> page_lines24;
   int64_t start24 = 0;
+  CacheLine read_file_line, write_file_line;  // each end's struct file: f_count
 };
 
 struct UnixSock {
@@ -104,6 +105,19 @@ struct UnixSock {
   // allocation loads.
   CacheLine head_page_line, data_page_line;
   int skb_freed_on = -1;
+  // On 2.4 (net/unix/af_unix.c, include/net/sock.h and fs' struct inode of
+  // 2.4.19, i386 with 64-byte lines) the lines are laid out otherwise:
+  // queue_head_line holds the receive queue's head and lock with
+  // wmem_alloc and the sleep pointer (there is no wmem_line);
+  // socket_flags_line is the inode's line of struct socket's flags,
+  // fasync_list and its wait queue's lock; wait_queue_line the next one,
+  // with the queue's list head, type and passcred; state_lock_line the
+  // unix_opt rwlock; readlock_line readsem. And:
+  CacheLine ref_line;       // refcnt, state, shutdown
+  CacheLine callback_line;  // callback_lock, an rwlock
+  CacheLine err_line;       // sk->err, which sock_error() exchanges
+  CacheLine file_line;      // the socket's struct file: f_count, shared by every task that has the fd
+  SpinResource queue_lock;  // receive_queue.lock: the state lock only reads on 2.4
 };
 
 // A file descriptor: one end of a pipe or a connected socket.
