@@ -76,7 +76,7 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
       {"unix_sndbuf", "bytes", "AF_UNIX sk_sndbuf (wmem_default)"},
       {"unix_skb_truesize_100", "bytes", "skb truesize charged for a 100-byte AF_UNIX write"},
       {"unix_sock_lines", "bool",
-       "what-if, not a kernel sysctl: AF_UNIX sends and receives also pay for the socket's own cache lines as the "
+       "cost-model switch, not a kernel sysctl (on by default): AF_UNIX sends and receives also pay for the socket's own cache lines as the "
        "preset's net/unix/af_unix.c loads and stores them (v4.0: state lock, queue head, wait queue and entries, "
        "socket flags, sk_wmem_alloc, the sk_buff, the slab pages, the memory a send reuses; 2.4.19: the state "
        "rwlock, the queue head with wmem_alloc, refcnt, callback_lock, err, the socket's flags and wait queue, "
@@ -85,14 +85,14 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
        "spin on the lock that serializes (4.0's state lock, 2.4's queue lock). 0 = only the data's lines, as "
        "the copy pays them"},
       {"pipe_lines", "bool",
-       "what-if, not a kernel sysctl: pipe reads and writes also pay for the pipe's own cache lines as the "
+       "cost-model switch, not a kernel sysctl (on by default): pipe reads and writes also pay for the pipe's own cache lines as the "
        "preset's fs/pipe.c loads and stores them (v4.0: pipe->mutex with the wait queue head, nrbufs/curbuf/tmp_page, "
        "the pipe_buffer slots, the sleepers' wait entries, the recycled page the writer copies into; 2.4.19: i_sem "
        "with the inode times, pipe_inode_info with the wait queue, the one page, the entries, and dcache_lock "
        "after each transfer), costed as "
        "unix_sock_lines does. 0 = only the data's lines, as the copy pays them"},
       {"ttwu_lines", "bool",
-       "what-if, not a kernel sysctl: wakeups and switches also pay for the scheduler's own cache lines as the "
+       "cost-model switch, not a kernel sysctl (on by default): wakeups and switches also pay for the scheduler's own cache lines as the "
        "preset's scheduler loads and stores them, by dependency chain: independent accesses overlap, locked "
        "instructions and dependent loads serialize, plain stores drain from the store buffer. CFS (v4.0's core.c "
        "and fair.c): the wakee's task_struct and thread_info, the target runqueue, the idle task's first line; a "
@@ -135,10 +135,12 @@ std::map<std::string, int64_t> cfs_sysctls() {
           {"unix_sndbuf", 212992},
           // __alloc_skb: kmalloc-512 for 128+320 B, truesize = SKB_TRUESIZE(192) = 768.
           {"unix_skb_truesize_100", 768},
-          // What-ifs, not kernel sysctls: off = only the data's lines move.
-          {"unix_sock_lines", 0},
-          {"pipe_lines", 0},
-          {"ttwu_lines", 0},
+          // Cost-model switches, not kernel sysctls: each kernel object's
+          // own lines, as the preset's source loads and stores them (stop
+          // 34); 0 = only the data's lines move, the model before.
+          {"unix_sock_lines", 1},
+          {"pipe_lines", 1},
+          {"ttwu_lines", 1},
           // sd_init(): SD_BALANCE_WAKE is off by default since 2.6.32 (182a85f8a119).
           {"sched_domain_balance_wake", 0},
           // Off: the model's figures are for a kernel without group scheduling

@@ -210,37 +210,22 @@ TEST(Determinism, SameSeedGivesByteIdenticalOutputAndTrace) {
   EXPECT_EQ(read("/tmp/sl_a.trace"), read("/tmp/sl_b.trace"));
   auto r3 = run("perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 8");
   EXPECT_NE(r1.out, r3.out);
-  // The unix_sock_lines what-if keeps per-sleeper lines in a hash map by
-  // task; nothing may depend on its order. ttwu_lines rides along.
-  const std::string lines = "perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 7 "
-                            "--features WAKE_IDLE_CPU --sysctl unix_sock_lines=1 --sysctl ttwu_lines=1";
-  auto l1 = run(lines), l2 = run(lines);
-  EXPECT_EQ(l1.code, 0) << l1.err;
-  EXPECT_EQ(l1.out, l2.out);
-  EXPECT_NE(l1.out, run("perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 7 "
-                        "--features WAKE_IDLE_CPU").out);
-  // pipe_lines keeps its sleepers' entries in a hash map too.
-  const std::string pipes = "perf bench sched messaging -g 2 -l 10 -p --machine haswell-2s8c2t --seed 7 "
-                            "--sysctl pipe_lines=1 --sysctl ttwu_lines=1";
-  auto p1 = run(pipes), p2 = run(pipes);
-  EXPECT_EQ(p1.code, 0) << p1.err;
-  EXPECT_EQ(p1.out, p2.out);
-  EXPECT_NE(p1.out, run("perf bench sched messaging -g 2 -l 10 -p --machine haswell-2s8c2t --seed 7").out);
-  // And 2.4's pipe lines, with the kernel-wide dcache_lock, and its
-  // scheduler's lines (per-task lines in maps by task).
-  const std::string pipes24 = "perf bench sched messaging -g 2 -l 10 -p --machine p4xeon-4way --seed 7 "
-                              "--kernel linux-2.4.19";
-  const std::string lines24 = " --sysctl pipe_lines=1 --sysctl ttwu_lines=1";
-  auto q1 = run(pipes24 + lines24), q2 = run(pipes24 + lines24);
-  EXPECT_EQ(q1.code, 0) << q1.err;
-  EXPECT_EQ(q1.out, q2.out);
-  EXPECT_NE(q1.out, run(pipes24).out);
-  // And 2.4's sockets, with the per-CPU arrays of freed sk_buffs.
-  const std::string sockets24 = "perf bench sched messaging -g 2 -l 10 --machine p4xeon-4way --seed 7 "
-                                "--kernel linux-2.4.19 --sysctl unix_sock_lines=1 --sysctl ttwu_lines=1";
-  auto u1 = run(sockets24), u2 = run(sockets24);
-  EXPECT_EQ(u1.code, 0) << u1.err;
-  EXPECT_EQ(u1.out, u2.out);
+  // The line switches (on by default) keep per-sleeper and per-task lines
+  // in hash maps by task; nothing may depend on their order. Each run is
+  // checked against one with them off, or the check would not touch them.
+  const std::string off = " --sysctl unix_sock_lines=0 --sysctl pipe_lines=0 --sysctl ttwu_lines=0";
+  for (const std::string cmd :
+       {"perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 7 --features WAKE_IDLE_CPU",
+        "perf bench sched messaging -g 2 -l 10 -p --machine haswell-2s8c2t --seed 7",
+        // 2.4's, with the kernel-wide dcache_lock and the per-CPU arrays of
+        // freed sk_buffs.
+        "perf bench sched messaging -g 2 -l 10 -p --machine p4xeon-4way --seed 7 --kernel linux-2.4.19",
+        "perf bench sched messaging -g 2 -l 10 --machine p4xeon-4way --seed 7 --kernel linux-2.4.19"}) {
+    auto l1 = run(cmd), l2 = run(cmd);
+    EXPECT_EQ(l1.code, 0) << l1.err;
+    EXPECT_EQ(l1.out, l2.out) << cmd;
+    EXPECT_NE(l1.out, run(cmd + off).out) << cmd;
+  }
 }
 
 TEST(Determinism, DebugAndReleaseAgree) {

@@ -445,7 +445,9 @@ TEST(RunOnce, SelectIdleV54AccountsForEveryFastPathWakeup) {
 // no idle CPU is cut. A wakeup then reads at most the target, prev, the
 // recent_used_cpu and those two (no SMT here, so no core or sibling scan);
 // a fork's find_idlest path reads the 7 others. At the default (500 us)
-// the budget covers the 8-CPU LLC and almost no scan is cut.
+// the budget covers the 8-CPU LLC and few scans are cut: 1 in 6000 with
+// the message's lines free, 1 in 30 since they are charged (stop 34), as
+// CPUs busier with them idle for shorter spells and avg_idle falls.
 TEST(RunOnce, SelectIdleV54ScanBudgetFollowsAvgIdle) {
   auto run = [](int64_t migration_cost_ns) {
     return policy_counters(experiment::run_once(messaging_spec(
@@ -459,7 +461,8 @@ TEST(RunOnce, SelectIdleV54ScanBudgetFollowsAvgIdle) {
   EXPECT_LE(tight["placement_rq_reads"], 5 * tight["wakeups_placed"] + 7 * forks);
   auto roomy = run(500000);
   ASSERT_GT(roomy["sis_busy_target"], 0);
-  EXPECT_LT(roomy["sis_scans_cut"] * 100, roomy["sis_busy_target"]);
+  EXPECT_LT(roomy["sis_scans_cut"] * 20, roomy["sis_busy_target"]);
+  EXPECT_GT(tight["sis_scans_cut"], 10 * roomy["sis_scans_cut"]);
 }
 
 // Josef's patch read literally only reaches domains with SD_BALANCE_WAKE,
