@@ -220,7 +220,11 @@ int cmd_run(int argc, char** argv) {
   bool json = false;
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int repeats = 0;
+  std::vector<std::string> sysctls;
   app.add_option("file", file, "experiment file (TOML)")->required();
+  app.add_option("--sysctl", sysctls,
+                 "sysctl name=value for every variant, before the variant's own (repeatable): e.g. the line "
+                 "switches at 0 for the cost model before stop 34");
   app.add_option("--repeats", repeats, "repeats per cell instead of the file's (narrows the CI)")
       ->check(CLI::Range(1, 1000));
   app.add_flag("--json", json, "machine-readable output (docs/json.md)");
@@ -229,6 +233,7 @@ int cmd_run(int argc, char** argv) {
   try {
     auto exp = experiment::load_experiment(file);
     if (repeats > 0) exp.repeats = repeats;
+    for (auto& v : exp.variants) v.sysctls.insert(v.sysctls.begin(), sysctls.begin(), sysctls.end());
     auto res = experiment::run_experiment(exp, jobs);
     std::cout << (json ? experiment::format_json(res) + "\n" : experiment::format_table(res));
     return res.problems.empty() ? 0 : 3;
@@ -246,7 +251,7 @@ void usage() {
                "      options: --machine M --kernel K --features A,NO_B --sysctl k=v --seed N\n"
                "               --json --quiet --trace FILE --interval-ms MS --instances N\n"
                "               --start-layout A/B --unpin-after-ms MS\n"
-               "  schedlab run experiments/<name>.toml [--json] [--jobs N] [--repeats N]\n"
+               "  schedlab run experiments/<name>.toml [--json] [--jobs N] [--repeats N] [--sysctl NAME=VALUE]\n"
                "  schedlab machines\n"
                "  schedlab topology <machine> [--kernel K]\n"
                "  schedlab costs <machine>       (every cost parameter, value, unit and source)\n"

@@ -195,6 +195,16 @@ TEST(Cli, RunPrintsTheTableWithTheChangesInterval) {
   EXPECT_NE(bad.code, 0);
 }
 
+// run --sysctl: a setting for every variant (the file's own come after it).
+TEST(Cli, RunSysctlAppliesToEveryVariant) {
+  const std::string base = "run tests/cli/two_variants.toml --repeats 2 --jobs 2";
+  auto with_lines = run(base), without = run(base + " --sysctl ttwu_lines=0 --sysctl unix_sock_lines=0");
+  ASSERT_EQ(without.code, 0) << without.err;
+  EXPECT_NE(with_lines.out, without.out);
+  EXPECT_EQ(without.out, run(base + " --sysctl unix_sock_lines=0 --sysctl ttwu_lines=0").out);
+  EXPECT_NE(run(base + " --sysctl no_such_knob=1").code, 0);
+}
+
 // stat_metrics: each listed kernel statistic gets a row per variant, after
 // the benchmark's metric, with its change and interval like any metric.
 TEST(Cli, RunPrintsStatMetricsAsRows) {
