@@ -510,6 +510,34 @@ Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
 
 constexpr int64_t SK_BUFF_LINES = 4;  // struct sk_buff of v4.0: 232 bytes
 
+// unix_stream_sendmsg()'s skb size for `left` bytes still to send.
+int64_t skb_size(const UnixSock& sk, int64_t left) { return std::min(left, (sk.sndbuf >> 1) - 64); }
+bool sndbuf_has_room(const UnixSock& sk) { return sk.wmem_alloc - sk.wmem_bias < sk.sndbuf; }
+// skb_queue_tail()'s store of the old tail skb's next pointer, with the
+// line switch.
+void store_tail_link(Proc& p, LinePath& path, UnixSock& other) {
+  if (other.receive_queue.empty()) return;
+  UnixSock::Skb& tail = other.receive_queue.back();
+  path.store_to(tail.link_line_cpu);
+  tail.link_line_cpu = p.cpu();
+}
+// The skb on the receiver's queue, written here by the sender.
+void queue_skb(Proc& p, UnixSock& sk, UnixSock& other, int64_t size, int64_t truesize) {
+  other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk, p.cpu(), p.cpu(), false, false});
+}
+// sock_alloc_send_pskb()'s wait, without the line switch.
+Co<void> wait_for_sndbuf(Proc& p, UnixSock& sk) {
+  co_await p.wait_event(sk.sleep, [&sk] { return sndbuf_has_room(sk); }, "sock_alloc_send_pskb");
+}
+// skb_set_owner_w(): the skb is charged to the sender before the copy.
+// truesize: SKB_TRUESIZE(kmalloc bucket); the preset gives the 100 B value,
+// larger writes scale with their size.
+int64_t charge_truesize(UnixSock& sk, int64_t size) {
+  const int64_t truesize = sk.truesize_100 + std::max<int64_t>(0, size - 100);
+  sk.wmem_alloc += truesize;
+  return truesize;
+}
+
 CacheLine& wait_entry(Proc& p, UnixSock& sk) { return sk.wait_entry_lines[p.task()]; }
 // sock_def_readable() and unix_write_space(): wq_has_sleeper() is smp_mb()
 // and a load of the queue head; with a sleeper linked, the wakeup (a waiter
@@ -565,7 +593,7 @@ Co<void> sock_wait_for_wmem_lines(Proc& p, LinePath& path, UnixSock& sk) {
     prepare_to_wait_lines(p, path, sk);
     path.load(sk.wmem_line);
     co_await charge(p, path.take_stall());
-    if (sk.wmem_alloc - sk.wmem_bias < sk.sndbuf) break;
+    if (sndbuf_has_room(sk)) break;
     co_await pipe_wait(p, sk.sleep, "sock_alloc_send_pskb");
   }
   finish_wait_lines(p, path, sk);
@@ -603,23 +631,18 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
   co_await p.syscall(c.syscall_entry);
   LinePath path(p);
   while (sent < len) {
-    const int64_t size = std::min(len - sent, (sk.sndbuf >> 1) - 64);
-    // sock_alloc_send_pskb(): block while the send buffer is used up; the
-    // skb is charged to the sender (skb_set_owner_w) before the copy.
+    const int64_t size = skb_size(sk, len - sent);
+    // sock_alloc_send_pskb(): block while the send buffer is used up.
     if (sk.charge_lines) path.load(sk.wmem_line);  // atomic_read(&sk->sk_wmem_alloc)
-    if (sk.charge_lines && sk.wmem_alloc - sk.wmem_bias >= sk.sndbuf) {
+    if (sk.charge_lines && !sndbuf_has_room(sk)) {
       // set_bit(SOCK_ASYNC_NOSPACE) and set_bit(SOCK_NOSPACE) first.
       path.locked(sk.socket_flags_line);
       path.locked(sk.socket_flags_line);
       co_await sock_wait_for_wmem_lines(p, path, sk);
     } else {
-      co_await p.wait_event(
-          sk.sleep, [&sk] { return sk.wmem_alloc - sk.wmem_bias < sk.sndbuf; }, "sock_alloc_send_pskb");
+      co_await wait_for_sndbuf(p, sk);
     }
-    // truesize: SKB_TRUESIZE(kmalloc bucket); the preset gives the 100 B value,
-    // larger writes scale with their size.
-    const int64_t truesize = sk.truesize_100 + std::max<int64_t>(0, size - 100);
-    sk.wmem_alloc += truesize;
+    const int64_t truesize = charge_truesize(sk, size);
     if (sk.charge_lines) {
       // __alloc_skb(): the two slab allocations load the free pointer in
       // the sk_buff and in the data (the CPU that freed them wrote it), and
@@ -646,14 +669,10 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
       path.locked(other.state_lock_line);
       path.load(other.socket_flags_line);
       path.locked(other.queue_head_line);
-      if (!other.receive_queue.empty()) {
-        UnixSock::Skb& tail = other.receive_queue.back();
-        path.store_to(tail.link_line_cpu);
-        tail.link_line_cpu = p.cpu();
-      }
+      store_tail_link(p, path, other);
       co_await charge_locked(p, other.state_lock, path.take_stall());
     }
-    other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk, p.cpu(), p.cpu(), false, false});
+    queue_skb(p, sk, other, size, truesize);
     // other->sk_data_ready(): sock_def_readable()
     co_await sock_wake_up(p, path, other);
     sent += size;
@@ -839,7 +858,7 @@ Co<void> sock_wait_for_wmem24(Proc& p, LinePath& path, UnixSock& sk) {
     path.load(sk.ref_line);
     path.load(sk.err_line);
     co_await charge(p, path.take_stall());
-    if (sk.wmem_alloc - sk.wmem_bias < sk.sndbuf) break;
+    if (sndbuf_has_room(sk)) break;
     co_await pipe_wait(p, sk.sleep, "sock_alloc_send_pskb");
   }
   remove_wait_queue_lines24(p, path, sock_wait_lines(sk));
@@ -864,7 +883,7 @@ Co<int64_t> unix_send24(Proc& p, UnixSock& sk, int64_t len) {
     path.load(sk.ref_line);
   }
   while (sent < len) {
-    const int64_t size = std::min(len - sent, (sk.sndbuf >> 1) - 64);
+    const int64_t size = skb_size(sk, len - sent);
     // sock_alloc_send_skb(): sock_error(), then block while the send
     // buffer is used up (set_bit() of SOCK_ASYNC_NOSPACE and SOCK_NOSPACE
     // first), and sock_error() again.
@@ -872,17 +891,15 @@ Co<int64_t> unix_send24(Proc& p, UnixSock& sk, int64_t len) {
       for (;;) {
         path.locked(sk.err_line);
         path.load(sk.queue_head_line);
-        if (sk.wmem_alloc - sk.wmem_bias < sk.sndbuf) break;
+        if (sndbuf_has_room(sk)) break;
         path.locked(sk.socket_flags_line);
         path.locked(sk.socket_flags_line);
         co_await sock_wait_for_wmem24(p, path, sk);
       }
     } else {
-      co_await p.wait_event(
-          sk.sleep, [&sk] { return sk.wmem_alloc - sk.wmem_bias < sk.sndbuf; }, "sock_alloc_send_pskb");
+      co_await wait_for_sndbuf(p, sk);
     }
-    const int64_t truesize = sk.truesize_100 + std::max<int64_t>(0, size - 100);
-    sk.wmem_alloc += truesize;
+    const int64_t truesize = charge_truesize(sk, size);
     if (lines) {
       // alloc_skb(): the head and the data from this CPU's arrays (the
       // head's lines this CPU wrote when it freed it; the data's, and the
@@ -906,16 +923,12 @@ Co<int64_t> unix_send24(Proc& p, UnixSock& sk, int64_t len) {
       path.locked(other.state_lock_line);
       path.load(other.ref_line);
       path.locked(other.queue_head_line);
-      if (!other.receive_queue.empty()) {
-        UnixSock::Skb& tail = other.receive_queue.back();
-        path.store_to(tail.link_line_cpu);
-        tail.link_line_cpu = p.cpu();
-      }
+      store_tail_link(p, path, other);
       co_await charge_locked(p, other.queue_lock, path.take_stall());
       path.store(other.queue_head_line);
       path.locked(other.state_lock_line);
     }
-    other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk, p.cpu(), p.cpu(), false, false});
+    queue_skb(p, sk, other, size, truesize);
     co_await sock_wake_up24(p, path, other);  // other->data_ready()
     sent += size;
   }
