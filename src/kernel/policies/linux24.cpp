@@ -104,13 +104,15 @@ class Linux24 final : public SchedClass {
     runqueue_.push_front(p);
     write_line(p, w);
   }
-  void dequeue_task(int, Task* p, int) override {
+  void dequeue_task(int, Task* p, int flags) override {
     // del_from_runqueue() from schedule(), lock already held: its lines are
-    // charged in pick_next_task(), in the hold.
+    // charged in pick_next_task(), in the hold. (Other dequeues, such as an
+    // affinity change's, are not a sleep and charge none.)
     auto it = std::find(runqueue_.begin(), runqueue_.end(), p);
     if (it == runqueue_.end()) return;
-    dequeued_ = {p, it == runqueue_.begin() ? nullptr : *std::prev(it),
-                 std::next(it) == runqueue_.end() ? nullptr : *std::next(it)};
+    if (flags & DEQUEUE_SLEEP)
+      dequeued_ = {p, it == runqueue_.begin() ? nullptr : *std::prev(it),
+                   std::next(it) == runqueue_.end() ? nullptr : *std::next(it)};
     runqueue_.erase(it);
   }
 

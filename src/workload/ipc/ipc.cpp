@@ -475,7 +475,10 @@ Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
     }
     if (pipe.len24 == 0) break;  // no writers: `goto out`, no wakeup
     while (count > 0 && pipe.len24 > 0) {
-      const int64_t chars = std::min({count, pipe.len24, PAGE_SIZE - pipe.start24});
+      // The chunk ends at the page's end with the line switch (where the
+      // page's lines are tracked); without it one copy, as before stop 34.
+      const int64_t chars =
+          std::min({count, pipe.len24, lines ? PAGE_SIZE - pipe.start24 : PAGE_SIZE});
       if (lines) {
         path.load(pipe.info_line);
         co_await charge(p, path.take_stall());
@@ -1012,7 +1015,7 @@ Co<int64_t> unix_recv24(Proc& p, UnixSock& sk, int64_t size) {
       co_await charge_locked(p, sk.queue_lock, path.take_stall());
       path.store(sk.queue_head_line);
       // len, and data with the destructor: the other two lines, one batch.
-      path.load_run_from(skb.writer_cpu, SK_BUFF_LINES24 - 1);
+      path.load_run_from(skb.len_line_cpu, SK_BUFF_LINES24 - 1);
       co_await charge(p, path.take_stall());
     }
     const int64_t chunk = std::min(skb.len - skb.consumed, size);
@@ -1020,7 +1023,10 @@ Co<int64_t> unix_recv24(Proc& p, UnixSock& sk, int64_t size) {
     copied += chunk;
     size -= chunk;
     skb.consumed += chunk;
-    if (lines) path.store_to(skb.writer_cpu);  // skb_pull(): len and data
+    if (lines) {
+      path.store_to(skb.len_line_cpu);  // skb_pull(): len and data
+      skb.len_line_cpu = skb.link_line_cpu = p.cpu();  // this CPU's, if it goes back
+    }
     if (skb.consumed < skb.len) {
       // skb_queue_head(): back at the front, under the queue's lock.
       if (lines) {
