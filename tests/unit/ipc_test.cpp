@@ -344,7 +344,7 @@ double sched_transfers_per_thinking_message_24() {
   const int loops = 1000;
   int64_t work[2] = {0, 0};
   for (int lines = 0; lines < 2; ++lines) {
-    TinySim s("2s1c1t", "linux-2.4.19", 1, "", {std::string("ttwu_lines=") + (lines ? "1" : "0")});
+    TinySim s("2s1c1t", "linux-2.4.19", 1, "", {"pipe_lines=1", std::string("ttwu_lines=") + (lines ? "1" : "0")});
     Fd a[2], b[2];
     workload::make_pipe(s.k.config(), a);
     workload::make_pipe(s.k.config(), b);

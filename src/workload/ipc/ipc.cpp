@@ -352,10 +352,10 @@ Co<void> fput_lines24(Proc& p, LinePath& path, CacheLine& file, bool moved_data)
 }
 
 // The pipe's wait queue on 2.4: lock and head on the pipe_inode_info line.
-WaitLines24 pipe_wait_lines(Pipe& pipe) { return {pipe.wait, pipe.info_line, pipe.info_line, pipe.wait_entry_lines}; }
+WaitLines24 pipe_wait_queue24(Pipe& pipe) { return {pipe.wait, pipe.info_line, pipe.info_line, pipe.wait_entry_lines}; }
 Co<void> pipe_wake_up24(Proc& p, LinePath& path, Pipe& pipe, int wake_flags) {
   if (pipe.charge_lines)
-    co_await wake_up_lines24(p, path, pipe_wait_lines(pipe), wake_flags);
+    co_await wake_up_lines24(p, path, pipe_wait_queue24(pipe), wake_flags);
   else
     co_await p.wake_up(pipe.wait, 1, wake_flags);
 }
@@ -364,11 +364,11 @@ Co<void> pipe_wake_up24(Proc& p, LinePath& path, Pipe& pipe, int wake_flags) {
 // (`ready`) is seen; after it remove_wait_queue() and down().
 Co<void> pipe_wait_lines24(Proc& p, LinePath& path, Pipe& pipe, const char* caller,
                            const std::function<bool()>& ready) {
-  add_wait_queue_lines24(p, path, pipe_wait_lines(pipe));
+  add_wait_queue_lines24(p, path, pipe_wait_queue24(pipe));
   path.locked(pipe.sem_line);
   co_await charge(p, path.take_stall());
   if (!ready()) co_await pipe_wait(p, pipe.wait, caller);
-  remove_wait_queue_lines24(p, path, pipe_wait_lines(pipe));
+  remove_wait_queue_lines24(p, path, pipe_wait_queue24(pipe));
   path.locked(pipe.sem_line);
   co_await charge(p, path.take_stall());
 }
@@ -382,7 +382,7 @@ Co<void> pipe_wait_as_writer24(Proc& p, LinePath& path, Pipe& pipe, int64_t free
     // Named: GCC 12 destroys class-type temporaries of a co_await
     // expression twice (kernel/kernel.hpp, Proc::fork()).
     const std::function<bool()> room = [&pipe, free_needed] {
-      return PAGE_SIZE - pipe.len24 >= free_needed || !pipe.readers;
+      return PAGE_SIZE - pipe.len24 >= free_needed;
     };
     co_await pipe_wait_lines24(p, path, pipe, "pipe_write", room);
     path.store(pipe.info_line);
