@@ -1,4 +1,4 @@
-// A cache line of kernel data, for the what-ifs that charge coherence
+// A cache line of kernel data, for the switches that charge coherence
 // traffic line by line (unix_sock_lines, pipe_lines, ttwu_lines): the CPU
 // that wrote it last and the CPUs that have read it since (MESI's modified
 // and shared copies). A load on a CPU without a copy costs a transfer from
@@ -22,7 +22,7 @@ struct CacheLine {
   int64_t write(const Machine& m, int cpu);
 };
 
-// The costing rule the three what-ifs share: the stall of one CPU's path
+// The costing rule the three line switches share: the stall of one CPU's path
 // through kernel code on x86-TSO, where v4.0 runs. A load the path depends
 // on stalls for its transfer (independent loads issued together overlap:
 // sched_lines' steps). A plain store retires into the store buffer: it takes

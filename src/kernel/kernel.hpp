@@ -308,7 +308,7 @@ class Kernel final : public SchedCore {
     bool balance_kick = false;   // a balance kick not yet handled
     bool nohz_kick_bit = false;  // NOHZ_BALANCE_KICK: set by the kick, cleared when its pass ends
     std::vector<Task*> wake_list;
-    RqLines rq_lines;  // the ttwu_lines what-if
+    RqLines rq_lines;  // the ttwu_lines switch (CFS)
     // CPUs whose waker spins in try_to_wake_up() until this CPU has switched
     // away from its sleeping prev; and, on the waker's side, since when.
     std::vector<int> switch_spinners;

@@ -1,8 +1,8 @@
-// The ttwu_lines what-if (--sysctl ttwu_lines=1, CFS presets): the
-// scheduler's own cache lines on the wake-up and switch paths. By default
-// the model charges a wakeup's fixed costs (ttwu_base, rq_lock_hold, the
-// IPI) but no coherence traffic for the task_struct and runqueue it
-// touches, so a remote enqueue costs what a local one does. TTWU_QUEUE
+// The ttwu_lines switch on the CFS presets (on by default; 2.4's is in
+// policies/linux24.cpp): the scheduler's own cache lines on the wake-up
+// and switch paths. Without it the model charges a wakeup's fixed costs
+// (ttwu_base, rq_lock_hold, the IPI) but no coherence traffic for the
+// task_struct and runqueue it touches, so a remote enqueue costs what a local one does. TTWU_QUEUE
 // exists because it does not: "This avoids having to take rq->lock and
 // doing the task enqueue remotely, saving lots on cacheline transfers"
 // (commit 317f394160e9, "sched: Move the second half of ttwu() to the remote
@@ -28,7 +28,7 @@
 //   idle task         the idle task's first line: its stack pointer and
 //                     on_cpu, written at each switch to or from idle
 // Costs follow the dependency chain, not the line count, by the rule the
-// socket's and the pipe's line what-ifs share (hw::LineStalls). The accesses of
+// socket's and the pipe's line switches share (hw::LineStalls). The accesses of
 // one step are independent and overlap, so a step costs its dearest
 // transfer (hw::CacheLine); steps are serialized by a locked instruction or
 // by a load whose address comes from the step before. Plain stores retire

@@ -20,14 +20,14 @@ int64_t copy_cost(Proc& p, int from_cpu, int64_t bytes) {
 
 // pipe_wait(): sleep on the queue without re-checking (the caller loops);
 // the caller (pipe_read/pipe_write) names the wait, as wchan would one frame up.
-// The socket waits of the unix_sock_lines what-if sleep through it too.
+// The socket waits of the unix_sock_lines switch sleep through it too.
 Co<void> pipe_wait(Proc& p, WaitQueue& wq, const char* caller) {
   bool woken = false;
   co_await p.wait_event(wq, [&woken] { return std::exchange(woken, true); }, caller);
 }
 
 
-// The unix_sock_lines and pipe_lines what-ifs (docs/design.md): each
+// The unix_sock_lines and pipe_lines switches (docs/design.md): each
 // metadata line v4.0's af_unix.c or fs/pipe.c loads or stores, charged where
 // its copies are, by the rule hw::LineStalls states (loads stall, plain
 // stores wait in the store buffer for the next locked instruction).
@@ -89,7 +89,7 @@ Co<void> charge_locked(Proc& p, SpinResource& lock, int64_t hold) {
 }
 // ---------------------------------------------------------------- pipes --
 
-// The pipe_lines what-if. struct pipe_inode_info of v4.0 begins with the
+// The pipe_lines switch on 4.0. struct pipe_inode_info of v4.0 begins with the
 // mutex and the wait queue head, one line; nrbufs, curbuf, tmp_page and
 // waiting_writers fill the next; each pipe_buffer slot counts as a line.
 CacheLine& pipe_entry_of(Pipe& pipe, const kernel::Task* t) { return pipe.wait_entry_lines[t]; }
@@ -97,7 +97,7 @@ CacheLine& pipe_entry(Proc& p, Pipe& pipe) { return pipe_entry_of(pipe, p.task()
 int pipe_slot(const Pipe& pipe, size_t index) {
   return static_cast<int>((static_cast<size_t>(pipe.curbuf_slot) + index) % pipe.buf_lines.size());
 }
-// __wake_up_common() with the what-ifs' lines: the queue's lock; each
+// __wake_up_common() with the switches' lines: the queue's lock; each
 // sleeper's entry loaded (flags, func, the next pointer); the pi_lock of
 // try_to_wake_up() waits for the store buffer; then
 // autoremove_wake_function()'s list_del_init() of each entry and the

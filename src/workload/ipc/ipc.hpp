@@ -44,7 +44,7 @@ struct Pipe {
   WaitQueue wait;  // PIPE_WAIT: readers and writers share it
   SpinResource mutex;
   [[nodiscard]] bool readable() const { return linux24 ? len24 > 0 : !bufs.empty(); }
-  // The pipe_lines what-if (docs/design.md): pipe->mutex and pipe->wait
+  // The pipe_lines switch (docs/design.md): pipe->mutex and pipe->wait
   // (one line), nrbufs/curbuf/tmp_page/waiting_writers (one), the
   // pipe_buffer slots, each sleeper's wait entry, and the CPU that read
   // pipe->tmp_page, the page the reader kept at a release for the next new
@@ -87,7 +87,7 @@ struct UnixSock {
   };
   std::deque<Skb> receive_queue;
   WaitQueue sleep;  // sk_sleep(sk): senders waiting for wmem, readers, pollers
-  // The unix_sock_lines what-if (docs/design.md): the state lock and the
+  // The unix_sock_lines switch (docs/design.md): the state lock and the
   // socket's metadata lines.
   bool charge_lines = false;
   SpinResource state_lock;  // unix_state_lock()
