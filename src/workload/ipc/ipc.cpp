@@ -373,6 +373,15 @@ Co<void> pipe_wait_lines24(Proc& p, LinePath& path, Pipe& pipe, const char* call
   co_await charge(p, path.take_stall());
 }
 
+// The start of a 2.4 pipe read or write with pipe_lines: fget() on the
+// end's file, down(PIPE_SEM), then the pipe_inode_info line (readers,
+// len).
+void pipe_enter_lines24(LinePath& path, Pipe& pipe, CacheLine& file) {
+  fget_lines24(path, file);
+  path.locked(pipe.sem_line);
+  path.load(pipe.info_line);
+}
+
 // PIPE_WAITING_WRITERS()++, pipe_wait(), --, and the pipe's state again,
 // for a writer that needs `free_needed` bytes of room.
 Co<void> pipe_wait_as_writer24(Proc& p, LinePath& path, Pipe& pipe, int64_t free_needed) {
@@ -405,11 +414,7 @@ Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
   co_await p.syscall(c.syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
   const bool lines = pipe.charge_lines;
   LinePath path(p);
-  if (lines) {
-    fget_lines24(path, pipe.write_file_line);
-    path.locked(pipe.sem_line);
-    path.load(pipe.info_line);
-  }
+  if (lines) pipe_enter_lines24(path, pipe, pipe.write_file_line);
   const int64_t free_needed = count <= PAGE_SIZE ? count : 1;
   while (PAGE_SIZE - pipe.len24 < free_needed) co_await pipe_wait_as_writer24(p, path, pipe, free_needed);
   int64_t written = 0;
@@ -455,11 +460,7 @@ Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
   co_await p.syscall(c.syscall_entry + pipe.mutex.acquire(p.now(), c.pipe_read_base) + c.pipe_read_base);
   const bool lines = pipe.charge_lines;
   LinePath path(p);
-  if (lines) {
-    fget_lines24(path, pipe.read_file_line);
-    path.locked(pipe.sem_line);
-    path.load(pipe.info_line);
-  }
+  if (lines) pipe_enter_lines24(path, pipe, pipe.read_file_line);
   const std::function<bool()> readable = [&pipe] { return pipe.len24 > 0 || !pipe.writers; };
   int64_t read = 0;
   for (;;) {
@@ -527,6 +528,22 @@ void store_tail_link(Proc& p, LinePath& path, UnixSock& other) {
 // The skb on the receiver's queue, written here by the sender.
 void queue_skb(Proc& p, UnixSock& sk, UnixSock& other, int64_t size, int64_t truesize) {
   other.receive_queue.push_back({size, 0, truesize, p.cpu(), &sk, p.cpu(), p.cpu(), false, false});
+}
+// The receive's copy out of the skb at the queue's front: up to `size`
+// bytes of what is left of it, from the sender's lines. Returns the bytes.
+Co<int64_t> copy_skb_chunk(Proc& p, UnixSock::Skb& skb, int64_t size) {
+  const int64_t chunk = std::min(skb.len - skb.consumed, size);
+  co_await p.sys(copy_cost(p, skb.writer_cpu, chunk));
+  skb.consumed += chunk;
+  co_return chunk;
+}
+// sock_alloc_send_pskb() (4.0) and sock_alloc_send_skb() (2.4) on a full
+// send buffer, with the line switch: set_bit(SOCK_ASYNC_NOSPACE) and
+// set_bit(SOCK_NOSPACE) on the socket's flags, two locked operations,
+// before the wait.
+void set_nospace_bits(LinePath& path, UnixSock& sk) {
+  path.locked(sk.socket_flags_line);
+  path.locked(sk.socket_flags_line);
 }
 // sock_alloc_send_pskb()'s wait, without the line switch.
 Co<void> wait_for_sndbuf(Proc& p, UnixSock& sk) {
@@ -638,9 +655,7 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
     // sock_alloc_send_pskb(): block while the send buffer is used up.
     if (sk.charge_lines) path.load(sk.wmem_line);  // atomic_read(&sk->sk_wmem_alloc)
     if (sk.charge_lines && !sndbuf_has_room(sk)) {
-      // set_bit(SOCK_ASYNC_NOSPACE) and set_bit(SOCK_NOSPACE) first.
-      path.locked(sk.socket_flags_line);
-      path.locked(sk.socket_flags_line);
+      set_nospace_bits(path, sk);
       co_await sock_wait_for_wmem_lines(p, path, sk);
     } else {
       co_await wait_for_sndbuf(p, sk);
@@ -727,11 +742,9 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
       skb.len_line_read = skb.rest_read = true;
       co_await charge(p, path.take_stall());
     }
-    const int64_t chunk = std::min(skb.len - skb.consumed, size);
-    co_await p.sys(copy_cost(p, skb.writer_cpu, chunk));
+    const int64_t chunk = co_await copy_skb_chunk(p, skb, size);
     copied += chunk;
     size -= chunk;
-    skb.consumed += chunk;
     if (sk.charge_lines) {
       // UNIXCB(skb).consumed += chunk.
       path.store_to(skb.len_line_cpu);
@@ -895,8 +908,7 @@ Co<int64_t> unix_send24(Proc& p, UnixSock& sk, int64_t len) {
         path.locked(sk.err_line);
         path.load(sk.queue_head_line);
         if (sndbuf_has_room(sk)) break;
-        path.locked(sk.socket_flags_line);
-        path.locked(sk.socket_flags_line);
+        set_nospace_bits(path, sk);
         co_await sock_wait_for_wmem24(p, path, sk);
       }
     } else {
@@ -1018,11 +1030,9 @@ Co<int64_t> unix_recv24(Proc& p, UnixSock& sk, int64_t size) {
       path.load_run_from(skb.len_line_cpu, SK_BUFF_LINES24 - 1);
       co_await charge(p, path.take_stall());
     }
-    const int64_t chunk = std::min(skb.len - skb.consumed, size);
-    co_await p.sys(copy_cost(p, skb.writer_cpu, chunk));
+    const int64_t chunk = co_await copy_skb_chunk(p, skb, size);
     copied += chunk;
     size -= chunk;
-    skb.consumed += chunk;
     if (lines) {
       path.store_to(skb.len_line_cpu);  // skb_pull(): len and data
       skb.len_line_cpu = skb.link_line_cpu = p.cpu();  // this CPU's, if it goes back
