@@ -333,6 +333,29 @@ TEST(Golden, CfsSelectIdleV54PrefersAnIdleCore) {
   EXPECT_EQ(hits, 1);
 }
 
+
+// Where a pipe pair lands when no core is idle (stop 36's trace of 5.4's
+// pipe slowdown): three cores of two threads ({0,3}, {1,4}, {2,5}); hogs
+// hold CPUs 0 (the waker), 1 (the sleeper's last CPU) and 5, so every core
+// has one idle thread. 4.0's select_idle_sibling() finds no all-idle group
+// at the LLC level and walks down to the target's SMT domain: the target's
+// idle sibling. 5.4 tries select_idle_cpu() before select_idle_smt(): the
+// scan from the target takes the first idle CPU of another core.
+TEST(Golden, CfsSelectIdleSiblingTakesTheTargetsIdleSibling) {
+  int64_t hits = 0;
+  const int cpu = socket_wakeup("1s3c2t", "", "cfs_sis_idle_sibling", 1, {1, 5}, "sis_idle_cpu", &hits);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(cpu, 3);
+}
+
+TEST(Golden, CfsSelectIdleV54ScansPastTheTargetsIdleSibling) {
+  int64_t hits = 0;
+  const int cpu =
+      socket_wakeup("1s3c2t", "SELECT_IDLE_V54", "cfs_sis_v54_other_core", 1, {1, 5}, "sis_idle_cpu", &hits);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(cpu, 2);
+  EXPECT_EQ(hits, 1);
+}
 // SIS_PROP's budget: eight single-thread CPUs with sched_migration_cost_ns
 // at 200 ns, so the waking CPU's avg_idle is at most 400 ns, avg_idle / 512
 // is 0 and the budget is the minimum, 4 (avg_scan_cost starts at 0, so
