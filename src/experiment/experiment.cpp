@@ -292,6 +292,7 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         // Keys present in any repeat (a level may see migrations in one only).
         for (const auto& x : sums) {
           for (const auto& [lvl, cnt] : x.migrations_by_level) avg.migrations_by_level.emplace(lvl, 0);
+          for (const auto& [lvl, cnt] : x.wakeups_by_level) avg.wakeups_by_level.emplace(lvl, 0);
           for (const auto& [kind, b] : x.balance) avg.balance.emplace(kind, obs::BalanceCounters{});
           for (const auto& [where, cnt] : x.sleeps) avg.sleeps.emplace(where, 0);
         }
@@ -320,11 +321,12 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
             return it == x.sleeps.end() ? int64_t{0} : it->second;
           });
         avg.migrations = avg_i([](const obs::Summary& x) { return x.migrations; });
-        for (auto& [lvl, cnt] : avg.migrations_by_level)
-          cnt = avg_i([&](const obs::Summary& x) {
-            auto it = x.migrations_by_level.find(lvl);
-            return it == x.migrations_by_level.end() ? int64_t{0} : it->second;
-          });
+        for (auto by_level : {&obs::Summary::migrations_by_level, &obs::Summary::wakeups_by_level})
+          for (auto& [lvl, cnt] : avg.*by_level)
+            cnt = avg_i([&](const obs::Summary& x) {
+              auto it = (x.*by_level).find(lvl);
+              return it == (x.*by_level).end() ? int64_t{0} : it->second;
+            });
         avg.wakeups = avg_i([](const obs::Summary& x) { return x.wakeups; });
         avg.wakeups_local = avg_i([](const obs::Summary& x) { return x.wakeups_local; });
         avg.wakeups_remote = avg_i([](const obs::Summary& x) { return x.wakeups_remote; });
@@ -375,6 +377,46 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
   }
   return res;
 }
+
+namespace {
+
+// One column per sched-domain level, lowest first, of a per-level counter
+// (`by_level`), for each workload and variant; nothing if no run counted any.
+void print_by_level(std::ostream& o, const ExperimentResult& r,
+                    std::map<std::string, int64_t> obs::Summary::*by_level, const char* title) {
+  char buf[512];
+  std::vector<std::string> levels;
+  for (const char* known : {"SMT", "MC", "DIE", "NUMA"})
+    for (const auto& st : r.stats)
+      if ((std::get<2>(st).*by_level).count(known)) {
+        levels.emplace_back(known);
+        break;
+      }
+  for (const auto& st : r.stats)
+    for (const auto& [lvl, n] : std::get<2>(st).*by_level)
+      if (std::find(levels.begin(), levels.end(), lvl) == levels.end()) levels.push_back(lvl);
+  if (levels.empty()) return;
+  o << "\n" << title << ":\n";
+  std::snprintf(buf, sizeof buf, "%-34s %-18s", "workload", "variant");
+  o << buf;
+  for (const auto& l : levels) {
+    std::snprintf(buf, sizeof buf, " %9s", l.c_str());
+    o << buf;
+  }
+  o << "\n";
+  for (const auto& [wl, var, s] : r.stats) {
+    std::snprintf(buf, sizeof buf, "%-34s %-18s", wl.c_str(), var.c_str());
+    o << buf;
+    for (const auto& l : levels) {
+      const auto it = (s.*by_level).find(l);
+      std::snprintf(buf, sizeof buf, " %9lld", static_cast<long long>(it == (s.*by_level).end() ? 0 : it->second));
+      o << buf;
+    }
+    o << "\n";
+  }
+}
+
+}  // namespace
 
 std::string format_table(const ExperimentResult& r) {
   std::ostringstream o;
@@ -432,37 +474,13 @@ std::string format_table(const ExperimentResult& r) {
   }
   // Where the migrations happened: a cross-socket move costs a remote
   // refill, a sibling move almost nothing, so the total alone can mislead.
-  std::vector<std::string> levels;
-  for (const char* known : {"SMT", "MC", "DIE", "NUMA"})
-    for (const auto& st : r.stats)
-      if (std::get<2>(st).migrations_by_level.count(known)) {
-        levels.emplace_back(known);
-        break;
-      }
-  for (const auto& st : r.stats)
-    for (const auto& [lvl, n] : std::get<2>(st).migrations_by_level)
-      if (std::find(levels.begin(), levels.end(), lvl) == levels.end()) levels.push_back(lvl);
-  if (!levels.empty()) {
-    o << "\nMigrations by level (the lowest sched domain spanning both CPUs; mean over repeats):\n";
-    std::snprintf(buf, sizeof buf, "%-34s %-18s", "workload", "variant");
-    o << buf;
-    for (const auto& l : levels) {
-      std::snprintf(buf, sizeof buf, " %9s", l.c_str());
-      o << buf;
-    }
-    o << "\n";
-    for (const auto& [wl, var, s] : r.stats) {
-      std::snprintf(buf, sizeof buf, "%-34s %-18s", wl.c_str(), var.c_str());
-      o << buf;
-      for (const auto& l : levels) {
-        const auto it = s.migrations_by_level.find(l);
-        std::snprintf(buf, sizeof buf, " %9lld",
-                      static_cast<long long>(it == s.migrations_by_level.end() ? 0 : it->second));
-        o << buf;
-      }
-      o << "\n";
-    }
-  }
+  print_by_level(o, r, &obs::Summary::migrations_by_level,
+                 "Migrations by level (the lowest sched domain spanning both CPUs; mean over repeats)");
+  // Where the wakees went from their wakers: which cache the partners of a
+  // channel share (a pipe pair on one core's threads wakes at SMT).
+  print_by_level(o, r, &obs::Summary::wakeups_by_level,
+                 "Remote wakeups by level (the lowest sched domain spanning the waker's CPU and the wakee's; mean over "
+                 "repeats)");
   // Where the CPU time went: a change in placement shows up as more or less
   // switching, refilling, scanning and IPIs, against the benchmark's own calls.
   std::vector<size_t> paths;
@@ -547,6 +565,7 @@ nlohmann::json summary_json(const obs::Summary& s) {
   j["wakeups"] = s.wakeups;
   j["wakeups_local"] = s.wakeups_local;
   j["wakeups_remote"] = s.wakeups_remote;
+  j["wakeups_by_level"] = s.wakeups_by_level;
   j["wake_affine_attempts"] = s.wake_affine_attempts;
   j["wake_affine_pulls"] = s.wake_affine_pulls;
   j["run_delay_us"] = {{"avg", s.run_delay_avg_us},

@@ -1231,7 +1231,8 @@ int Kernel::ttwu_select(Task* p, int wake_flags) {
   const int c = select_task_rq(p, SD_BALANCE_WAKE, wake_flags);
   for (auto* o : observers_) o->on_waking(now_ns(), waker, p, c);
   if (c != p->cpu) set_task_cpu(p, c);
-  for (auto* o : observers_) o->on_wakeup_placement(now_ns(), waker, c, c == waker);
+  const int level = c == waker ? -1 : domains_.level_spanning(waker, c);
+  for (auto* o : observers_) o->on_wakeup_placement(now_ns(), waker, c, c == waker, level);
   if (ttwu_lines_) charge(waker, ttwu_waker_lines(p, from, c), CostPath::Wakeup);
   if (!idle_cpu(c)) {
     int idle = 0;

@@ -39,7 +39,7 @@ void IntervalStats::on_switch(int64_t, int, const kernel::Task* prev, PrevState 
   if (started()) count_switch(prev, st, next, counts_.switches, counts_.involuntary, counts_.sleeps);
 }
 
-void IntervalStats::on_wakeup_placement(int64_t, int, int, bool local) {
+void IntervalStats::on_wakeup_placement(int64_t, int, int, bool local, int) {
   if (!started()) return;
   ++counts_.wakeups;
   if (!local) ++counts_.remote_wakeups;

@@ -31,7 +31,7 @@ class IntervalStats final : public Observer {
   void advance_to(int64_t t);
   void on_switch(int64_t t, int cpu, const kernel::Task* prev, PrevState st,
                  const kernel::Task* next) override;
-  void on_wakeup_placement(int64_t t, int waker_cpu, int target_cpu, bool local) override;
+  void on_wakeup_placement(int64_t t, int waker_cpu, int target_cpu, bool local, int level) override;
   void on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int level) override;
   void on_idle(int64_t t, int cpu, int state) override;
   // The run ended at t: the lines still due, then the last, partial one

@@ -33,7 +33,9 @@ class Observer {
   virtual void on_balance(int64_t t, int cpu, int level, int idle_type, bool success, int moved,
                           int64_t cost_ns) {}
   virtual void on_wake_affine(bool affine) {}
-  virtual void on_wakeup_placement(int64_t t, int waker_cpu, int target_cpu, bool local) {}
+  // A wakeup placed on `target_cpu` by a waker on `waker_cpu`; `level` is the
+  // lowest sched-domain level spanning both (-1 when they are one CPU).
+  virtual void on_wakeup_placement(int64_t t, int waker_cpu, int target_cpu, bool local, int level) {}
   // CPU `cpu` told `target` to reschedule: with an IPI (sent) or, when the
   // target idles polling or in MWAIT, by setting its flag (the kernel's
   // sched_wake_idle_without_ipi tracepoint).

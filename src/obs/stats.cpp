@@ -21,20 +21,29 @@ void StatsCollector::on_switch(int64_t, int, const kernel::Task* prev, PrevState
   count_switch(prev, st, next, s_.context_switches, s_.involuntary_switches, s_.sleeps);
 }
 
-void StatsCollector::on_wakeup_placement(int64_t, int, int, bool local) {
+const std::string& StatsCollector::level_name(int level) const {
+  static const std::string other = "other";
+  return level >= 0 && level < static_cast<int>(level_names_.size()) ? level_names_[static_cast<size_t>(level)]
+                                                                      : other;
+}
+
+void StatsCollector::on_wakeup_placement(int64_t, int, int, bool local, int level) {
   ++s_.wakeups;
-  if (local)
+  if (local) {
     ++s_.wakeups_local;
-  else
+  } else {
     ++s_.wakeups_remote;
+    // Counted by index here (a wakeup is the hot path), named in summarize().
+    const size_t i = level >= 0 && level < static_cast<int>(level_names_.size()) ? static_cast<size_t>(level)
+                                                                                   : level_names_.size();
+    if (remote_wakeups_by_level_.size() <= i) remote_wakeups_by_level_.resize(i + 1);
+    ++remote_wakeups_by_level_[i];
+  }
 }
 
 void StatsCollector::on_migrate(int64_t, int, const kernel::Task*, int, int, int level) {
   ++s_.migrations;
-  const std::string name = level >= 0 && level < static_cast<int>(level_names_.size())
-                               ? level_names_[static_cast<size_t>(level)]
-                               : std::string("other");
-  ++s_.migrations_by_level[name];
+  ++s_.migrations_by_level[level_name(level)];
 }
 
 void StatsCollector::on_run_delay(int64_t, int, const kernel::Task*, int64_t queued_ns, int64_t wakeup_ns) {
@@ -77,6 +86,7 @@ void StatsCollector::reset(kernel::Kernel& k) {
   s_ = Summary{};
   delays_.clear();
   idle_entries_.clear();
+  remote_wakeups_by_level_.clear();
   queued_total_ns_ = 0;
   runs_ = 0;
   t_reset_ = k.now_ns();
@@ -114,6 +124,8 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     s.spin_ns_total += a.spin_ns - (snap ? spin_at_reset_[i] : 0);
   }
   s.wasted_ns = k.wasted_ns() - wasted_at_reset_;
+  for (size_t i = 0; i < remote_wakeups_by_level_.size(); ++i)
+    if (remote_wakeups_by_level_[i] > 0) s.wakeups_by_level[level_name(static_cast<int>(i))] = remote_wakeups_by_level_[i];
   for (size_t i = 0; i < kernel::kCostPaths; ++i)
     s.work_by_path.emplace_back(kernel::cost_path_name(static_cast<kernel::CostPath>(i)),
                                 k.work_by_path()[i] - (i < work_at_reset_.size() ? work_at_reset_[i] : 0));
@@ -181,6 +193,15 @@ std::string format_summary(const Summary& s) {
                 static_cast<long long>(s.wakeups_remote), static_cast<long long>(s.wake_affine_pulls),
                 static_cast<long long>(s.wake_affine_attempts));
   o << buf;
+  if (!s.wakeups_by_level.empty()) {
+    o << "  remote wakeups by level";
+    bool first = true;
+    for (const auto& [lvl, n] : s.wakeups_by_level) {
+      o << (first ? "  " : ", ") << lvl << " " << n;
+      first = false;
+    }
+    o << "  (the lowest sched domain spanning the waker's CPU and the wakee's)\n";
+  }
   std::snprintf(buf, sizeof buf,
                 "  run delay (us)        avg %.2f  p50 %.2f  p99 %.2f  max %.2f  (%lld samples)\n",
                 s.run_delay_avg_us, s.run_delay_p50_us, s.run_delay_p99_us, s.run_delay_max_us,

@@ -32,6 +32,10 @@ struct Summary {
   int64_t migrations = 0;
   std::map<std::string, int64_t> migrations_by_level;  // "SMT", "MC", "NUMA", "wake", ...
   int64_t wakeups = 0, wakeups_local = 0, wakeups_remote = 0;
+  // Remote wakeups by the lowest sched-domain level spanning the waker's CPU
+  // and the wakee's: where the partners of a channel sit (a pipe pair on one
+  // core's two threads wakes at SMT, on two cores at MC).
+  std::map<std::string, int64_t> wakeups_by_level;
   int64_t wake_affine_attempts = 0, wake_affine_pulls = 0;
   int64_t run_delay_count = 0;
   double run_delay_avg_us = 0;
@@ -74,7 +78,7 @@ class StatsCollector final : public Observer {
   explicit StatsCollector(std::vector<std::string> level_names) : level_names_(std::move(level_names)) {}
   void on_switch(int64_t t, int cpu, const kernel::Task* prev, PrevState st,
                  const kernel::Task* next) override;
-  void on_wakeup_placement(int64_t t, int waker_cpu, int target_cpu, bool local) override;
+  void on_wakeup_placement(int64_t t, int waker_cpu, int target_cpu, bool local, int level) override;
   void on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int level) override;
   void on_run_delay(int64_t t, int cpu, const kernel::Task* p, int64_t queued_ns, int64_t wakeup_ns) override;
   void on_balance(int64_t t, int cpu, int level, int idle_type, bool success, int moved,
@@ -88,8 +92,10 @@ class StatsCollector final : public Observer {
   [[nodiscard]] Summary summarize(const kernel::Kernel& k) const;
 
  private:
+  [[nodiscard]] const std::string& level_name(int level) const;
   std::vector<std::string> level_names_;
   Summary s_;
+  std::vector<int64_t> remote_wakeups_by_level_;  // by level index; the last slot for "other"
   std::vector<int64_t> delays_;
   std::vector<int64_t> idle_entries_;  // by idle state index
   long double queued_total_ns_ = 0;

@@ -9,6 +9,7 @@
 #include "../support/sim_fixture.hpp"
 #include "obs/interval.hpp"
 #include "obs/stats.hpp"
+#include "workload/ipc/ipc.hpp"
 
 using testsupport::hog;
 using testsupport::TinySim;
@@ -175,4 +176,49 @@ TEST(StatsCollector, KernelWorkByPathAddsUpToTheBusyTimeOnOneCpu) {
   near(work_of(summary, "wakeup"), static_cast<double>(summary.wakeups * costs.ttwu_base));
   EXPECT_EQ(work_of(summary, "placement"), 0);
   EXPECT_EQ(work_of(summary, "ipi"), 0);
+}
+
+namespace {
+kernel::Co<void> pipe_rounds(kernel::Proc& p, workload::Fd* in, workload::Fd* out, int rounds, bool first) {
+  for (int i = 0; i < rounds; ++i) {
+    if (first) co_await workload::sys_write(p, *out, 4);
+    co_await workload::sys_read(p, *in, 4);
+    if (!first) co_await workload::sys_write(p, *out, 4);
+  }
+}
+// A pipe ping-pong started on `ping_cpu` and `pong_cpu` of two cores with
+// two threads (cores {0,2} and {1,3}); each wakee is woken on its previous,
+// idle CPU. Returns the summary.
+obs::Summary pipe_pair(int ping_cpu, int pong_cpu) {
+  TinySim s("1s2c2t", "linux-4.0");
+  obs::StatsCollector stats(s.k.domains().level_names());
+  s.k.add_observer(&stats);
+  workload::Fd a[2], b[2];
+  workload::make_pipe(s.k.config(), a);
+  workload::make_pipe(s.k.config(), b);
+  s.k.spawn("ping", [&](kernel::Proc& p) { return pipe_rounds(p, &b[0], &a[1], 200, true); }, ping_cpu);
+  s.k.spawn("pong", [&](kernel::Proc& p) { return pipe_rounds(p, &a[0], &b[1], 200, false); }, pong_cpu);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  return stats.summarize(s.k);
+}
+int64_t at_level(const obs::Summary& s, const std::string& level) {
+  const auto it = s.wakeups_by_level.find(level);
+  return it == s.wakeups_by_level.end() ? 0 : it->second;
+}
+}  // namespace
+
+// Remote wakeups count at the lowest domain spanning the waker's CPU and the
+// wakee's: a pair on one core's two threads wakes at SMT, on two cores at MC.
+// The pair on one core finishes first: the pipe's lines move between the
+// threads through the core's own L1 and L2 (the profile's line_transfer_smt
+// against line_transfer_llc).
+TEST(StatsCollector, RemoteWakeupsCountAtTheDomainSpanningWakerAndWakee) {
+  const obs::Summary siblings = pipe_pair(0, 2);
+  const obs::Summary cores = pipe_pair(0, 1);
+  ASSERT_GT(siblings.wakeups_remote, 300);
+  ASSERT_GT(cores.wakeups_remote, 300);
+  EXPECT_EQ(at_level(siblings, "SMT"), siblings.wakeups_remote);
+  EXPECT_EQ(at_level(cores, "MC"), cores.wakeups_remote);
+  EXPECT_EQ(at_level(siblings, "MC") + at_level(cores, "SMT"), 0);
+  EXPECT_LT(siblings.elapsed_ns, cores.elapsed_ns);
 }
