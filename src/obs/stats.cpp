@@ -163,6 +163,15 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
   return s;
 }
 
+namespace {
+// "MC 12, NUMA 3, SMT 40": a per-level counter on one line.
+std::string levels_text(const std::map<std::string, int64_t>& by_level) {
+  std::string text;
+  for (const auto& [lvl, n] : by_level) text += (text.empty() ? "" : ", ") + lvl + " " + std::to_string(n);
+  return text;
+}
+}  // namespace
+
 std::string format_summary(const Summary& s) {
   std::ostringstream o;
   char buf[256];
@@ -178,30 +187,16 @@ std::string format_summary(const Summary& s) {
   }
   std::snprintf(buf, sizeof buf, "  migrations            %12lld", static_cast<long long>(s.migrations));
   o << buf;
-  if (!s.migrations_by_level.empty()) {
-    o << "  (";
-    bool first = true;
-    for (const auto& [lvl, n] : s.migrations_by_level) {
-      o << (first ? "" : ", ") << lvl << " " << n;
-      first = false;
-    }
-    o << ")";
-  }
+  if (!s.migrations_by_level.empty()) o << "  (" << levels_text(s.migrations_by_level) << ")";
   o << "\n";
   std::snprintf(buf, sizeof buf, "  wakeups               %12lld  (local %lld, remote %lld, affine %lld of %lld)\n",
                 static_cast<long long>(s.wakeups), static_cast<long long>(s.wakeups_local),
                 static_cast<long long>(s.wakeups_remote), static_cast<long long>(s.wake_affine_pulls),
                 static_cast<long long>(s.wake_affine_attempts));
   o << buf;
-  if (!s.wakeups_by_level.empty()) {
-    o << "  remote wakeups by level";
-    bool first = true;
-    for (const auto& [lvl, n] : s.wakeups_by_level) {
-      o << (first ? "  " : ", ") << lvl << " " << n;
-      first = false;
-    }
-    o << "  (the lowest sched domain spanning the waker's CPU and the wakee's)\n";
-  }
+  if (!s.wakeups_by_level.empty())
+    o << "  remote wakeups by level  " << levels_text(s.wakeups_by_level)
+      << "  (the lowest sched domain spanning the waker's CPU and the wakee's)\n";
   std::snprintf(buf, sizeof buf,
                 "  run delay (us)        avg %.2f  p50 %.2f  p99 %.2f  max %.2f  (%lld samples)\n",
                 s.run_delay_avg_us, s.run_delay_p50_us, s.run_delay_p99_us, s.run_delay_max_us,
