@@ -34,7 +34,8 @@ class Observer {
                           int64_t cost_ns) {}
   virtual void on_wake_affine(bool affine) {}
   // A wakeup placed on `target_cpu` by a waker on `waker_cpu`; `level` is the
-  // lowest sched-domain level spanning both (-1 when they are one CPU).
+  // lowest sched-domain level spanning both (-1 when they are one CPU, or
+  // when no domain spans both).
   virtual void on_wakeup_placement(int64_t t, int waker_cpu, int target_cpu, bool local, int level) {}
   // CPU `cpu` told `target` to reschedule: with an IPI (sent) or, when the
   // target idles polling or in MWAIT, by setting its flag (the kernel's

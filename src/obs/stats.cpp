@@ -21,10 +21,16 @@ void StatsCollector::on_switch(int64_t, int, const kernel::Task* prev, PrevState
   count_switch(prev, st, next, s_.context_switches, s_.involuntary_switches, s_.sleeps);
 }
 
-const std::string& StatsCollector::level_name(int level) const {
+// A level's slot: the sched-domain level, or one past the last for "other"
+// (no domain spans both CPUs).
+size_t StatsCollector::level_index(int level) const {
+  return level >= 0 && level < static_cast<int>(level_names_.size()) ? static_cast<size_t>(level)
+                                                                     : level_names_.size();
+}
+
+const std::string& StatsCollector::level_name(size_t index) const {
   static const std::string other = "other";
-  return level >= 0 && level < static_cast<int>(level_names_.size()) ? level_names_[static_cast<size_t>(level)]
-                                                                      : other;
+  return index < level_names_.size() ? level_names_[index] : other;
 }
 
 void StatsCollector::on_wakeup_placement(int64_t, int, int, bool local, int level) {
@@ -34,8 +40,7 @@ void StatsCollector::on_wakeup_placement(int64_t, int, int, bool local, int leve
   } else {
     ++s_.wakeups_remote;
     // Counted by index here (a wakeup is the hot path), named in summarize().
-    const size_t i = level >= 0 && level < static_cast<int>(level_names_.size()) ? static_cast<size_t>(level)
-                                                                                   : level_names_.size();
+    const size_t i = level_index(level);
     if (remote_wakeups_by_level_.size() <= i) remote_wakeups_by_level_.resize(i + 1);
     ++remote_wakeups_by_level_[i];
   }
@@ -43,7 +48,7 @@ void StatsCollector::on_wakeup_placement(int64_t, int, int, bool local, int leve
 
 void StatsCollector::on_migrate(int64_t, int, const kernel::Task*, int, int, int level) {
   ++s_.migrations;
-  ++s_.migrations_by_level[level_name(level)];
+  ++s_.migrations_by_level[level_name(level_index(level))];
 }
 
 void StatsCollector::on_run_delay(int64_t, int, const kernel::Task*, int64_t queued_ns, int64_t wakeup_ns) {
@@ -124,8 +129,10 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     s.spin_ns_total += a.spin_ns - (snap ? spin_at_reset_[i] : 0);
   }
   s.wasted_ns = k.wasted_ns() - wasted_at_reset_;
+  // Summed by name: a machine with several NUMA distances has one "NUMA"
+  // level per distance.
   for (size_t i = 0; i < remote_wakeups_by_level_.size(); ++i)
-    if (remote_wakeups_by_level_[i] > 0) s.wakeups_by_level[level_name(static_cast<int>(i))] = remote_wakeups_by_level_[i];
+    if (remote_wakeups_by_level_[i] > 0) s.wakeups_by_level[level_name(i)] += remote_wakeups_by_level_[i];
   for (size_t i = 0; i < kernel::kCostPaths; ++i)
     s.work_by_path.emplace_back(kernel::cost_path_name(static_cast<kernel::CostPath>(i)),
                                 k.work_by_path()[i] - (i < work_at_reset_.size() ? work_at_reset_[i] : 0));

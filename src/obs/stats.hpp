@@ -92,7 +92,8 @@ class StatsCollector final : public Observer {
   [[nodiscard]] Summary summarize(const kernel::Kernel& k) const;
 
  private:
-  [[nodiscard]] const std::string& level_name(int level) const;
+  [[nodiscard]] size_t level_index(int level) const;
+  [[nodiscard]] const std::string& level_name(size_t index) const;
   std::vector<std::string> level_names_;
   Summary s_;
   std::vector<int64_t> remote_wakeups_by_level_;  // by level index; the last slot for "other"

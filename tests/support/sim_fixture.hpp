@@ -7,6 +7,7 @@
 
 #include "hw/machine.hpp"
 #include "kernel/kernel.hpp"
+#include "workload/ipc/ipc.hpp"
 
 namespace testsupport {
 
@@ -34,6 +35,16 @@ struct TinySim {
 // A CPU hog: `total` ns of user work in `chunk` pieces.
 inline kernel::Co<void> hog(kernel::Proc& p, int64_t total, int64_t chunk) {
   for (int64_t done = 0; done < total; done += chunk) co_await p.user(chunk);
+}
+
+// One side of a pipe ping-pong: `rounds` times, the first side writes 4
+// bytes to `out` and reads the reply from `in`; the other reads, then writes.
+inline kernel::Co<void> pinger(kernel::Proc& p, workload::Fd* in, workload::Fd* out, int rounds, bool first) {
+  for (int i = 0; i < rounds; ++i) {
+    if (first) co_await workload::sys_write(p, *out, 4);
+    co_await workload::sys_read(p, *in, 4);
+    if (!first) co_await workload::sys_write(p, *out, 4);
+  }
 }
 
 }  // namespace testsupport

@@ -179,16 +179,9 @@ TEST(StatsCollector, KernelWorkByPathAddsUpToTheBusyTimeOnOneCpu) {
 }
 
 namespace {
-kernel::Co<void> pipe_rounds(kernel::Proc& p, workload::Fd* in, workload::Fd* out, int rounds, bool first) {
-  for (int i = 0; i < rounds; ++i) {
-    if (first) co_await workload::sys_write(p, *out, 4);
-    co_await workload::sys_read(p, *in, 4);
-    if (!first) co_await workload::sys_write(p, *out, 4);
-  }
-}
-// A pipe ping-pong started on `ping_cpu` and `pong_cpu` of two cores with
-// two threads (cores {0,2} and {1,3}); each wakee is woken on its previous,
-// idle CPU. Returns the summary.
+// A pipe ping-pong of 200 round trips started on `ping_cpu` and `pong_cpu`
+// of two cores with two threads (cores {0,2} and {1,3}); each wakee is woken
+// on its previous, idle CPU.
 obs::Summary pipe_pair(int ping_cpu, int pong_cpu) {
   TinySim s("1s2c2t", "linux-4.0");
   obs::StatsCollector stats(s.k.domains().level_names());
@@ -196,8 +189,8 @@ obs::Summary pipe_pair(int ping_cpu, int pong_cpu) {
   workload::Fd a[2], b[2];
   workload::make_pipe(s.k.config(), a);
   workload::make_pipe(s.k.config(), b);
-  s.k.spawn("ping", [&](kernel::Proc& p) { return pipe_rounds(p, &b[0], &a[1], 200, true); }, ping_cpu);
-  s.k.spawn("pong", [&](kernel::Proc& p) { return pipe_rounds(p, &a[0], &b[1], 200, false); }, pong_cpu);
+  s.k.spawn("ping", [&](kernel::Proc& p) { return testsupport::pinger(p, &b[0], &a[1], 200, true); }, ping_cpu);
+  s.k.spawn("pong", [&](kernel::Proc& p) { return testsupport::pinger(p, &a[0], &b[1], 200, false); }, pong_cpu);
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   return stats.summarize(s.k);
 }
@@ -209,9 +202,6 @@ int64_t at_level(const obs::Summary& s, const std::string& level) {
 
 // Remote wakeups count at the lowest domain spanning the waker's CPU and the
 // wakee's: a pair on one core's two threads wakes at SMT, on two cores at MC.
-// The pair on one core finishes first: the pipe's lines move between the
-// threads through the core's own L1 and L2 (the profile's line_transfer_smt
-// against line_transfer_llc).
 TEST(StatsCollector, RemoteWakeupsCountAtTheDomainSpanningWakerAndWakee) {
   const obs::Summary siblings = pipe_pair(0, 2);
   const obs::Summary cores = pipe_pair(0, 1);
@@ -220,5 +210,27 @@ TEST(StatsCollector, RemoteWakeupsCountAtTheDomainSpanningWakerAndWakee) {
   EXPECT_EQ(at_level(siblings, "SMT"), siblings.wakeups_remote);
   EXPECT_EQ(at_level(cores, "MC"), cores.wakeups_remote);
   EXPECT_EQ(at_level(siblings, "MC") + at_level(cores, "SMT"), 0);
-  EXPECT_LT(siblings.elapsed_ns, cores.elapsed_ns);
+}
+
+// Levels that share a name are summed under it (one "NUMA" level per SLIT
+// distance on an 8-socket box), a level no domain spans counts as "other",
+// local wakeups count nowhere, and reset() starts from zero.
+TEST(StatsCollector, RemoteWakeupsByLevelSumLevelsOfOneName) {
+  TinySim s("1s1c1t", "linux-4.0");
+  obs::StatsCollector stats({"SMT", "MC", "NUMA", "NUMA", "NUMA"});
+  stats.on_wakeup_placement(0, 0, 1, false, 0);
+  for (int level : {2, 3, 3, 4}) stats.on_wakeup_placement(0, 0, 1, false, level);
+  stats.on_wakeup_placement(0, 0, 1, false, -1);
+  stats.on_wakeup_placement(0, 0, 0, true, -1);
+  obs::Summary sum = stats.summarize(s.k);
+  EXPECT_EQ(sum.wakeups_remote, 6);
+  EXPECT_EQ(at_level(sum, "SMT"), 1);
+  EXPECT_EQ(at_level(sum, "NUMA"), 4);
+  EXPECT_EQ(at_level(sum, "other"), 1);
+  EXPECT_EQ(sum.wakeups_by_level.size(), 3u);
+  stats.reset(s.k);
+  stats.on_wakeup_placement(0, 0, 1, false, 1);
+  sum = stats.summarize(s.k);
+  EXPECT_EQ(sum.wakeups_by_level.size(), 1u);
+  EXPECT_EQ(at_level(sum, "MC"), 1);
 }

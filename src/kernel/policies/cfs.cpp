@@ -1899,7 +1899,10 @@ bool Cfs::wake_affine_v54(const SchedDomain& sd, Task* p, int this_cpu, int prev
 
 // select_idle_sibling(p, prev, target): target or prev if idle, the wakee's
 // recent_used_cpu, then an idle core, an idle CPU within the scan budget,
-// or target's idle SMT sibling, all within target's LLC.
+// or target's idle SMT sibling, all within target's LLC. The order differs
+// from 4.0's where no core is idle: 4.0 takes target's idle sibling, 5.4 the
+// first idle CPU of its scan, on another core when threads are numbered
+// core-first, which splits a pipe pair across two cores (docs/validation.md).
 int Cfs::select_idle_sibling_v54(Task* p, int prev, int target) {
   const auto& doms = core_.domains();
   read_rq(target);
