@@ -169,6 +169,9 @@ int cmd_bench(int argc, char** argv) {
   app.add_flag("--json", json, "machine-readable output (docs/json.md)");
   app.add_flag("--quiet", quiet, "no scheduler statistics");
   app.add_flag("--no-check", no_check, "skip the invariant checker");
+  app.add_option("--max-events", spec.event_limit,
+                 "stop after N simulated events (2000000000; a long -g 512 hackbench needs more)")
+      ->check(CLI::Range(uint64_t{1}, UINT64_MAX));
   if (auto rc = parse(app, argc, argv, first_option)) return *rc;
   spec.bench_args = app.remaining();
   spec.check_invariants = !no_check;
@@ -182,7 +185,11 @@ int cmd_bench(int argc, char** argv) {
   }
   int rc = 0;
   if (out.run.outcome != kernel::RunResult::Outcome::Completed) {
-    const char* what = out.run.outcome == kernel::RunResult::Outcome::Deadlock ? "deadlock" : "limit reached";
+    using Outcome = kernel::RunResult::Outcome;
+    const std::string what = out.run.outcome == Outcome::Deadlock ? "deadlock"
+                             : out.run.outcome == Outcome::EventLimit
+                                 ? "event limit (" + std::to_string(spec.event_limit) + " events, --max-events) reached"
+                                 : "time limit reached";
     std::cerr << "schedlab: " << what << " at simulated time " << out.run.end_ns / 1000 << " us"
               << (out.run.detail.empty() ? "" : ": " + out.run.detail) << "\n";
     rc = 3;

@@ -185,6 +185,17 @@ TEST(Cli, BadInputGetsOneErrorLineAndNonZeroExit) {
   }
 }
 
+// A run cut short says which limit stopped it, and exits 3: a long run's
+// figures (hackbench -g 512 -l 1875 needs more than 2e9 events) must not be
+// read as a finished benchmark's.
+TEST(Cli, AnEventLimitNamesItselfAndExitsThree) {
+  auto r = run("perf bench sched messaging -g 1 -l 100 --machine 2s2c1t --max-events 1000 --quiet");
+  EXPECT_EQ(r.code, 3);
+  EXPECT_NE(r.err.find("event limit (1000 events, --max-events) reached at simulated time"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("Total time"), std::string::npos);
+}
+
 // `run` prints one row per variant and metric with the change against the
 // first variant and its 95% interval; --repeats overrides the file's count.
 TEST(Cli, RunPrintsTheTableWithTheChangesInterval) {
