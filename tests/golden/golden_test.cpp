@@ -284,6 +284,17 @@ int socket_wakeup(const char* machine, const char* features, const char* golden,
     if (name == counter_name) *counter = value;
   return target_cpu_of(trace, "sched_wakeup: comm=sleeper");
 }
+
+// socket_wakeup(), expecting the sleeper on `want_cpu` and the policy
+// counter at `want_count` (-1: a policy without that counter).
+void expect_socket_wakeup(const char* machine, const char* features, const char* golden, int sleeper_cpu,
+                          std::vector<int> hog_cpus, const char* counter_name, int want_cpu, int64_t want_count) {
+  int64_t count = 0;
+  const int cpu = socket_wakeup(machine, features, golden, sleeper_cpu, std::move(hog_cpus), counter_name, &count);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(cpu, want_cpu) << golden;
+  EXPECT_EQ(count, want_count) << golden << ": " << counter_name;
+}
 }  // namespace
 
 // v5.4's select_idle_sibling() (the what-if SELECT_IDLE_V54) against 4.0's,
@@ -303,12 +314,7 @@ TEST(Golden, CfsSelectIdleSiblingKeepsTheBusyTargetWithoutAnIdleCore) {
 }
 
 TEST(Golden, CfsSelectIdleV54FindsTheIdleThreadOfABusyCore) {
-  int64_t hits = 0;
-  const int cpu =
-      socket_wakeup("1s2c2t", "SELECT_IDLE_V54", "cfs_sis_v54_idle_thread", 1, {1, 2}, "sis_idle_cpu", &hits);
-  if (::testing::Test::IsSkipped()) return;
-  EXPECT_EQ(cpu, 3);
-  EXPECT_EQ(hits, 1);
+  expect_socket_wakeup("1s2c2t", "SELECT_IDLE_V54", "cfs_sis_v54_idle_thread", 1, {1, 2}, "sis_idle_cpu", 3, 1);
 }
 
 // An idle core comes before an idle thread: three cores of two threads
@@ -318,12 +324,7 @@ TEST(Golden, CfsSelectIdleV54FindsTheIdleThreadOfABusyCore) {
 // after the affine wakeup) and takes CPU 2, where select_idle_cpu() alone
 // would have taken CPU 1.
 TEST(Golden, CfsSelectIdleV54PrefersAnIdleCore) {
-  int64_t hits = 0;
-  const int cpu =
-      socket_wakeup("1s3c2t", "SELECT_IDLE_V54", "cfs_sis_v54_idle_core", 3, {3, 4}, "sis_idle_core", &hits);
-  if (::testing::Test::IsSkipped()) return;
-  EXPECT_EQ(cpu, 2);
-  EXPECT_EQ(hits, 1);
+  expect_socket_wakeup("1s3c2t", "SELECT_IDLE_V54", "cfs_sis_v54_idle_core", 3, {3, 4}, "sis_idle_core", 2, 1);
 }
 
 // Where a pipe pair lands when no core is idle (stop 36's trace of 5.4's
@@ -337,20 +338,11 @@ TEST(Golden, CfsSelectIdleV54PrefersAnIdleCore) {
 // before it would reach the sibling. (On a box numbered thread-first, or
 // when SIS_PROP's budget runs out first, 5.4 takes the sibling too.)
 TEST(Golden, CfsSelectIdleSiblingTakesTheTargetsIdleSibling) {
-  int64_t hits = 0;
-  const int cpu = socket_wakeup("1s3c2t", "", "cfs_sis_idle_sibling", 1, {1, 5}, "sis_idle_cpu", &hits);
-  if (::testing::Test::IsSkipped()) return;
-  EXPECT_EQ(cpu, 3);
-  EXPECT_EQ(hits, -1);  // the counter exists only with SELECT_IDLE_V54
+  expect_socket_wakeup("1s3c2t", "", "cfs_sis_idle_sibling", 1, {1, 5}, "sis_idle_cpu", 3, -1);
 }
 
 TEST(Golden, CfsSelectIdleV54TakesAnotherCoreBeforeTheTargetsSibling) {
-  int64_t hits = 0;
-  const int cpu =
-      socket_wakeup("1s3c2t", "SELECT_IDLE_V54", "cfs_sis_v54_other_core", 1, {1, 5}, "sis_idle_cpu", &hits);
-  if (::testing::Test::IsSkipped()) return;
-  EXPECT_EQ(cpu, 2);
-  EXPECT_EQ(hits, 1);
+  expect_socket_wakeup("1s3c2t", "SELECT_IDLE_V54", "cfs_sis_v54_other_core", 1, {1, 5}, "sis_idle_cpu", 2, 1);
 }
 
 // SIS_PROP's budget: eight single-thread CPUs with sched_migration_cost_ns
