@@ -6,7 +6,7 @@
 
 namespace sim {
 
-bool EventQueue::later(const Entry& a, const Entry& b) {
+bool EventQueue::later(const Key& a, const Key& b) {
   if (a.at != b.at) return a.at > b.at;
   if (a.phase != b.phase) return a.phase > b.phase;
   return a.seq > b.seq;
@@ -14,7 +14,16 @@ bool EventQueue::later(const Entry& a, const Entry& b) {
 
 void EventQueue::schedule(Time at, Phase phase, Action action) {
   if (at < now_) throw std::logic_error("event scheduled in the past");
-  heap_.push_back(Entry{at, phase, next_seq_++, std::move(action)});
+  uint32_t slot;
+  if (!free_slots_.empty()) {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    slots_[slot] = std::move(action);
+  } else {
+    slot = static_cast<uint32_t>(slots_.size());
+    slots_.push_back(std::move(action));
+  }
+  heap_.push_back(Key{at, next_seq_++, slot, phase});
   std::push_heap(heap_.begin(), heap_.end(), later);
 }
 
@@ -24,12 +33,16 @@ uint64_t EventQueue::run(Time limit, uint64_t max_events) {
   while (!heap_.empty() && !stopped_ && n < max_events) {
     if (heap_.front().at > limit) break;
     std::pop_heap(heap_.begin(), heap_.end(), later);
-    Entry e = std::move(heap_.back());
+    const Key k = heap_.back();
     heap_.pop_back();
-    const bool advanced = e.at != now_;
-    now_ = e.at;
+    // Take the action out before running it: it may schedule events, which
+    // may reuse this slot or grow the slot vector.
+    Action action = std::move(slots_[k.slot]);
+    free_slots_.push_back(k.slot);
+    const bool advanced = k.at != now_;
+    now_ = k.at;
     if (advanced && advance_listener_) advance_listener_(now_);
-    e.action();
+    action();
     ++n;
   }
   executed_ += n;
