@@ -56,6 +56,13 @@ Topology::Topology(int sockets, int cores_per_socket, int threads_per_core, bool
         ci.thread = th;
         cpus_.push_back(ci);
       }
+  for (const auto& x : cpus_)
+    for (const auto& y : cpus_)
+      distance_.push_back(x.id == y.id          ? Distance::SameCpu
+                          : x.core == y.core     ? Distance::SmtSibling
+                          : x.llc == y.llc       ? Distance::SameLlc
+                          : x.socket == y.socket ? Distance::SameNode
+                                                 : Distance::RemoteNode);
   slit_.assign(static_cast<size_t>(sockets), std::vector<int>(static_cast<size_t>(sockets), 21));
   for (int a = 0; a < sockets; ++a) slit_[static_cast<size_t>(a)][static_cast<size_t>(a)] = 10;
 }
@@ -76,16 +83,6 @@ void Topology::set_node_distances(std::vector<std::vector<int>> slit) {
 
 int Topology::node_distance(int a, int b) const {
   return slit_.at(static_cast<size_t>(a)).at(static_cast<size_t>(b));
-}
-
-Distance Topology::distance(int a, int b) const {
-  if (a == b) return Distance::SameCpu;
-  const auto& x = cpu(a);
-  const auto& y = cpu(b);
-  if (x.core == y.core) return Distance::SmtSibling;
-  if (x.llc == y.llc) return Distance::SameLlc;
-  if (x.socket == y.socket) return Distance::SameNode;
-  return Distance::RemoteNode;
 }
 
 CpuMask Topology::smt_mask(int c) const {

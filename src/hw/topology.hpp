@@ -5,6 +5,7 @@
 // threads in the same order. On a 2s8c2t machine CPUs 0-7 are socket 0, 8-15
 // socket 1, and CPU 16 is the SMT sibling of CPU 0.
 #pragma once
+#include <cassert>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,7 +39,11 @@ class Topology {
   [[nodiscard]] int threads_per_core() const { return threads_per_core_; }
   [[nodiscard]] bool private_llc() const { return private_llc_; }
   [[nodiscard]] const CpuInfo& cpu(int id) const { return cpus_.at(static_cast<size_t>(id)); }
-  [[nodiscard]] Distance distance(int a, int b) const;
+  // Every cache-line transfer asks this: a table lookup, filled once.
+  [[nodiscard]] Distance distance(int a, int b) const {
+    assert(a >= 0 && b >= 0 && a < nr_cpus() && b < nr_cpus());
+    return distance_[static_cast<size_t>(a) * cpus_.size() + static_cast<size_t>(b)];
+  }
   // SLIT distance between the nodes of two CPUs (10 = local).
   [[nodiscard]] int node_distance(int node_a, int node_b) const;
   void set_node_distances(std::vector<std::vector<int>> slit);
@@ -54,6 +59,7 @@ class Topology {
   int sockets_, cores_per_socket_, threads_per_core_;
   bool private_llc_;
   std::vector<CpuInfo> cpus_;
+  std::vector<Distance> distance_;  // nr_cpus x nr_cpus, row-major
   std::vector<std::vector<int>> slit_;
 };
 

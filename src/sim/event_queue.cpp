@@ -8,8 +8,7 @@ namespace sim {
 
 bool EventQueue::later(const Key& a, const Key& b) {
   if (a.at != b.at) return a.at > b.at;
-  if (a.phase != b.phase) return a.phase > b.phase;
-  return a.seq > b.seq;
+  return a.order > b.order;
 }
 
 void EventQueue::schedule(Time at, Phase phase, Action action) {
@@ -23,7 +22,8 @@ void EventQueue::schedule(Time at, Phase phase, Action action) {
     slot = static_cast<uint32_t>(slots_.size());
     slots_.push_back(std::move(action));
   }
-  heap_.push_back(Key{at, next_seq_++, slot, phase});
+  // (phase, sequence) in one word: 2^60 events are never reached.
+  heap_.push_back(Key{at, (static_cast<uint64_t>(phase) << 60) | next_seq_++, slot});
   std::push_heap(heap_.begin(), heap_.end(), later);
 }
 

@@ -46,9 +46,8 @@ class EventQueue {
   // action, so a sift moves 24 bytes, not the callable. Slots are reused.
   struct Key {
     Time at;
-    uint64_t seq;
+    uint64_t order;  // phase in the top bits, then the sequence number
     uint32_t slot;
-    Phase phase;
   };
   static bool later(const Key& a, const Key& b);
   std::vector<Key> heap_;
