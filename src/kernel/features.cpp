@@ -122,7 +122,7 @@ const std::vector<std::string>& preset_names() {
 }
 
 namespace {
-std::map<std::string, int64_t> cfs_sysctls() {
+std::map<std::string, int64_t, std::less<>> cfs_sysctls() {
   return {{"sched_latency_ns", 6000000},
           {"sched_min_granularity_ns", 750000},
           {"sched_wakeup_granularity_ns", 1000000},
@@ -153,8 +153,8 @@ std::map<std::string, int64_t> cfs_sysctls() {
           // driver registers table entry i (C1 first) only if i + 1 <= max_cstate.
           {"intel_idle.max_cstate", 9}};
 }
-std::map<std::string, bool> all_features_off() {
-  std::map<std::string, bool> m;
+std::map<std::string, bool, std::less<>> all_features_off() {
+  std::map<std::string, bool, std::less<>> m;
   for (const auto& f : feature_catalog()) m[f.name] = false;
   return m;
 }
@@ -255,15 +255,15 @@ void KernelConfig::check_consistent() const {
     throw std::invalid_argument("SD_WAKE_IDLE is what the WAKE_IDLE_CPU patch was compared with: pick one");
 }
 
-bool KernelConfig::feat(const std::string& name) const {
+bool KernelConfig::feat(std::string_view name) const {
   auto it = preset_.features.find(name);
-  if (it == preset_.features.end()) throw std::logic_error("feature not declared: " + name);
+  if (it == preset_.features.end()) throw std::logic_error("feature not declared: " + std::string(name));
   return it->second;
 }
 
-int64_t KernelConfig::sysctl(const std::string& name) const {
+int64_t KernelConfig::sysctl(std::string_view name) const {
   auto it = preset_.sysctls.find(name);
-  if (it == preset_.sysctls.end()) throw std::logic_error("sysctl not declared: " + name);
+  if (it == preset_.sysctls.end()) throw std::logic_error("sysctl not declared: " + std::string(name));
   return it->second;
 }
 

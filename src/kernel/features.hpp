@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace kernel {
@@ -29,8 +30,10 @@ struct Preset {
   PolicyKind policy = PolicyKind::Cfs;
   int hz = 1000;
   int version = 400;  // major*100+minor: 2.4 -> 204, 3.10 -> 310, 4.0 -> 400
-  std::map<std::string, bool> features;
-  std::map<std::string, int64_t> sysctls;
+  // std::less<> looks names up as string_views: the policies ask on every
+  // wakeup, and a std::string per question was a heap allocation.
+  std::map<std::string, bool, std::less<>> features;
+  std::map<std::string, int64_t, std::less<>> sysctls;
 };
 
 const std::vector<FeatureInfo>& feature_catalog();
@@ -49,8 +52,8 @@ class KernelConfig {
   // Throws if features that exclude each other are both set (two readings
   // of one patch, or a patch and what it was compared with).
   void check_consistent() const;
-  [[nodiscard]] bool feat(const std::string& name) const;
-  [[nodiscard]] int64_t sysctl(const std::string& name) const;
+  [[nodiscard]] bool feat(std::string_view name) const;
+  [[nodiscard]] int64_t sysctl(std::string_view name) const;
   [[nodiscard]] const Preset& preset() const { return preset_; }
   [[nodiscard]] int hz() const { return preset_.hz; }
   [[nodiscard]] int64_t tick_ns() const { return 1000000000LL / preset_.hz; }

@@ -271,7 +271,7 @@ class Cfs final : public SchedClass {
   void task_tick(int cpu, Task* curr) override;
   void trigger_load_balance(int cpu) override;
   void sample_load_view();
-  bool group_load_what_if() const { return feat("GROUP_RUNNABLE_WEIGHT") || feat("GROUP_ENTITY_REFRESH"); }
+  bool group_load_what_if() const { return feats_.GROUP_RUNNABLE_WEIGHT || feats_.GROUP_ENTITY_REFRESH; }
   int64_t load_if_refreshed(int cpu, bool with_blocked) const;
   void nohz_idle_balance(int cpu) override;
   void cpu_went_idle(int cpu) override;
@@ -283,22 +283,22 @@ class Cfs final : public SchedClass {
   unsigned long cpu_load0(int cpu) const override { return static_cast<unsigned long>(rq(cpu).cpu_load[0]); }
   bool queue_remote_wakeup(int from, int to) const override {
     // ttwu_queue(): TTWU_QUEUE && !cpus_share_cache(smp_processor_id(), cpu)
-    return core_.config().feat("TTWU_QUEUE") && !core_.domains().cpus_share_cache(from, to);
+    return feats_.TTWU_QUEUE && !core_.domains().cpus_share_cache(from, to);
   }
   std::string check_invariants() const override;
   std::vector<std::pair<std::string, int64_t>> stats() const override {
     std::vector<std::pair<std::string, int64_t>> v = {{"active_balances", active_balances_},
                                                       {"nohz_kicks", nohz_kicks_}};
-    if (feat("WAKE_IDLE_CPU") || feat("WAKE_IDLE_CPU_LITERAL")) {
+    if (feats_.WAKE_IDLE_CPU || feats_.WAKE_IDLE_CPU_LITERAL) {
       v.emplace_back("wake_idle_cpu_slow_paths", wake_idle_fallthroughs_);
       v.emplace_back("wake_idle_cpu_slow_path_busy", wake_idle_busy_results_);
       v.emplace_back("wake_idle_cpu_slow_path_inflight", wake_idle_inflight_results_);
     }
-    if (feat("SD_WAKE_IDLE")) {
+    if (feats_.SD_WAKE_IDLE) {
       v.emplace_back("sd_wake_idle_searches", sd_wake_idle_searches_);
       v.emplace_back("sd_wake_idle_found", sd_wake_idle_found_);
     }
-    if (feat("SELECT_IDLE_V54")) {
+    if (feats_.SELECT_IDLE_V54) {
       // Where select_idle_sibling() found its CPU: target or prev idle, the
       // recent_used_cpu, an idle core, an idle CPU, the target's idle
       // sibling, or none (the busy target); and the select_idle_cpu() scans
@@ -396,7 +396,6 @@ class Cfs final : public SchedClass {
   // only at update_rq_clock() (kernel.cpp), so it lags the simulated time
   // inside a clock-skip window and on an idle CPU.
   int64_t clock_task(int cpu) const { return core_.rq_clock_task(cpu); }
-  bool feat(const char* f) const { return core_.config().feat(f); }
   int version() const { return core_.config().preset().version; }
 
   // fair.c core
@@ -532,7 +531,35 @@ class Cfs final : public SchedClass {
   // sd_llc_shared->has_idle_cores and sd_llc->avg_scan_cost (ns).
   std::vector<char> has_idle_cores_;
   std::vector<int64_t> avg_scan_cost_;
-  bool select_idle_v54_ = false, wake_affine_v54_ = false;  // the features, read once (hot paths)
+  // Every feature CFS reads, read once at construction: a run's
+  // configuration is fixed, and a lookup by name on every wakeup and
+  // enqueue was ~5% of a pipe run.
+#define CFS_FEATURES(X) \
+  X(CACHE_HOT_BUDDY) \
+  X(GENTLE_FAIR_SLEEPERS) \
+  X(GROUP_ENTITY_REFRESH) \
+  X(GROUP_RUNNABLE_WEIGHT) \
+  X(LAST_BUDDY) \
+  X(LB_BIAS) \
+  X(LB_MIN) \
+  X(NEWIDLE_COST) \
+  X(NEXT_BUDDY) \
+  X(NOHZ_ILB_OTHERS_FIRST) \
+  X(SD_WAKE_IDLE) \
+  X(SELECT_IDLE_V54) \
+  X(START_DEBIT) \
+  X(TTWU_QUEUE) \
+  X(WAKEUP_PREEMPTION) \
+  X(WAKE_AFFINE_V54) \
+  X(WAKE_IDLE_CPU) \
+  X(WAKE_IDLE_CPU_LITERAL) \
+  X(WAKE_WIDE) \
+  X(WAKE_WIDE_V2)
+  struct FeatureBits {
+#define CFS_FEATURE_BIT(name) bool name = false;
+    CFS_FEATURES(CFS_FEATURE_BIT)
+#undef CFS_FEATURE_BIT
+  } feats_;
   struct SisStats {
     int64_t target = 0, prev = 0, recent = 0, core = 0, cpu = 0, smt = 0, busy = 0, scan_cut = 0;
   } sis_;
@@ -557,8 +584,9 @@ Cfs::Cfs(SchedCore& core) : core_(core) {
   // recorded (__update_idle_core()); the scan cost starts at 0 (kzalloc).
   has_idle_cores_.assign(static_cast<size_t>(n), 1);
   avg_scan_cost_.assign(static_cast<size_t>(n), 0);
-  select_idle_v54_ = core.config().feat("SELECT_IDLE_V54");
-  wake_affine_v54_ = core.config().feat("WAKE_AFFINE_V54");
+#define CFS_FEATURE_READ(name) feats_.name = core.config().feat(#name);
+  CFS_FEATURES(CFS_FEATURE_READ)
+#undef CFS_FEATURE_READ
   group_sched_ =
       core.config().sysctl("sched_autogroup_enabled") != 0 || core.config().sysctl("fair_group_sched") != 0;
   if (group_sched_ && version() < 400)
@@ -675,10 +703,10 @@ void Cfs::update_curr(CfsRq& cfs) {
 
 void Cfs::place_entity(CfsRq& cfs, SchedEntity* se, bool initial) {
   uint64_t vruntime = cfs.min_vruntime;
-  if (initial && feat("START_DEBIT")) vruntime += sched_vslice(cfs, se);
+  if (initial && feats_.START_DEBIT) vruntime += sched_vslice(cfs, se);
   if (!initial) {
     uint64_t thresh = latency_;
-    if (feat("GENTLE_FAIR_SLEEPERS")) thresh >>= 1;
+    if (feats_.GENTLE_FAIR_SLEEPERS) thresh >>= 1;
     vruntime -= thresh;
   }
   if (static_cast<int64_t>(vruntime - se->vruntime) > 0) {
@@ -712,7 +740,7 @@ int64_t Cfs::update_entity_load_avg_contrib(SchedEntity* se) {
     q.tg_runnable_contrib += runnable;
   }
   se->load_avg_contrib = fair_group::group_entity_contrib(q.tg_load_contrib, tg.shares, tg.load_avg, tg.runnable_avg);
-  if (feat("GROUP_RUNNABLE_WEIGHT"))
+  if (feats_.GROUP_RUNNABLE_WEIGHT)
     se->load_avg_contrib =
         fair_group::runnable_part(se->load_avg_contrib, q.runnable_load_avg, q.blocked_load_avg, q.load_weight);
   return se->load_avg_contrib - old;
@@ -722,7 +750,7 @@ void Cfs::update_entity_load_avg(SchedEntity* se, bool update_cfs_rq) {
   // With GROUP_ENTITY_REFRESH a group entity is recomputed at every update,
   // as v4.15's update_cfs_group() does at each enqueue, dequeue and tick,
   // not only when a 1024 us period has ended.
-  const bool refresh_group = se->my_q && feat("GROUP_ENTITY_REFRESH");
+  const bool refresh_group = se->my_q && feats_.GROUP_ENTITY_REFRESH;
   if (!update_runnable_avg(clock_task(se->cfs_rq->cpu), *se, se->on_rq) && !refresh_group) return;
   const int64_t delta = update_entity_load_avg_contrib(se);
   if (!update_cfs_rq) return;
@@ -1229,12 +1257,12 @@ void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
   if (!se->cfs_rq || se->cfs_rq->curr != se) return;  // not (yet) this queue's current
   const bool scale = static_cast<unsigned>(se->cfs_rq->nr_running) >= nr_latency_;
   bool next_buddy_marked = false;
-  if (feat("NEXT_BUDDY") && scale && !(wake_flags & WF_FORK)) {
+  if (feats_.NEXT_BUDDY && scale && !(wake_flags & WF_FORK)) {
     set_buddy(pse, &CfsRq::next);
     next_buddy_marked = true;
   }
   if (core_.need_resched(cpu)) return;  // test_tsk_need_resched(curr)
-  if (!feat("WAKEUP_PREEMPTION")) return;
+  if (!feats_.WAKEUP_PREEMPTION) return;
   // find_matching_se(): compare the ancestors that share a queue.
   int se_depth = se->depth, pse_depth = pse->depth;
   while (se_depth > pse_depth) {
@@ -1257,7 +1285,7 @@ void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
     core_.resched_curr(cpu);
     ++wakeup_preemptions_;
     if (!se->on_rq) return;
-    if (feat("LAST_BUDDY") && scale && se->task)
+    if (feats_.LAST_BUDDY && scale && se->task)
       set_buddy(se, &CfsRq::last);
   }
 }
@@ -1425,12 +1453,12 @@ int64_t Cfs::weighted_cpuload(int cpu) const {
 }
 int64_t Cfs::source_load(int cpu, int type) const {
   const int64_t total = weighted_cpuload(cpu);
-  if (type == 0 || !feat("LB_BIAS")) return total;
+  if (type == 0 || !feats_.LB_BIAS) return total;
   return std::min(rq(cpu).cpu_load[type - 1], total);
 }
 int64_t Cfs::target_load(int cpu, int type) const {
   const int64_t total = weighted_cpuload(cpu);
-  if (type == 0 || !feat("LB_BIAS")) return total;
+  if (type == 0 || !feats_.LB_BIAS) return total;
   return std::max(rq(cpu).cpu_load[type - 1], total);
 }
 int64_t Cfs::cpu_avg_load_per_task(int cpu) const {
@@ -1463,7 +1491,7 @@ bool Cfs::wake_wide(Task* p) const {
 
 bool Cfs::wake_affine(const SchedDomain& sd, Task* p, int sync) {
   // v4.3 moved the wake_wide() test into select_task_rq_fair().
-  if (feat("WAKE_WIDE") && !feat("WAKE_WIDE_V2") && wake_wide(p)) return false;
+  if (feats_.WAKE_WIDE && !feats_.WAKE_WIDE_V2 && wake_wide(p)) return false;
   const int idx = sd.wake_idx;
   const int this_cpu = core_.this_cpu();
   const int prev_cpu = p->cpu;
@@ -1628,7 +1656,7 @@ int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_f
     if (version() >= 312) record_wakee(p);
   }
   if (p->cpus_allowed.weight() == 1) return p->cpus_allowed.first();
-  if (feat("WAKE_WIDE_V2")) return select_task_rq_v43(p, prev_cpu, sd_flag, wake_flags);
+  if (feats_.WAKE_WIDE_V2) return select_task_rq_v43(p, prev_cpu, sd_flag, wake_flags);
   auto& chain = core_.domains().of(cpu);
   const SchedDomain* affine_sd = nullptr;
   int sd_level = -1;
@@ -1647,7 +1675,7 @@ int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_f
     if (tmp.flags & sd_flag) sd_level = static_cast<int>(l);
   }
   if (affine_sd && cpu != prev_cpu &&
-      (wake_affine_v54_ ? wake_affine_v54(*affine_sd, p, cpu, prev_cpu, sync)
+      (feats_.WAKE_AFFINE_V54 ? wake_affine_v54(*affine_sd, p, cpu, prev_cpu, sync)
                                : wake_affine(*affine_sd, p, sync)))
     prev_cpu = cpu;
   if (sd_flag & SD_BALANCE_WAKE) {
@@ -1656,17 +1684,17 @@ int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_f
     if (version() >= 400 || affine_sd) {
       // 5.4's want_affine excludes wide wakeups; 4.0 tests wake_wide() inside
       // wake_affine(), so the waker records recent_used_cpu only without it.
-      const bool affine_v54 = select_idle_v54_ && want_affine && !(feat("WAKE_WIDE") && wake_wide(p));
+      const bool affine_v54 = feats_.SELECT_IDLE_V54 && want_affine && !(feats_.WAKE_WIDE && wake_wide(p));
       new_cpu = wake_target(p, p->cpu, prev_cpu, affine_v54);
-      if (feat("WAKE_IDLE_CPU_LITERAL") && !core_.idle_cpu(new_cpu)) {
+      if (feats_.WAKE_IDLE_CPU_LITERAL && !core_.idle_cpu(new_cpu)) {
         // The patch as its diff reads: `if (idle_cpu(new_cpu)) goto unlock;`
         // and on into `while (sd)`, with sd as the loop above left it.
         if (sd_level < 0) return new_cpu;
         ++wake_idle_fallthroughs_;
         return wake_idle_slow_path(p, cpu, sd_level, sd_flag, new_cpu);
       }
-      if (feat("SD_WAKE_IDLE")) return wake_idle(p, new_cpu);
-      if (!feat("WAKE_IDLE_CPU") || core_.idle_cpu(new_cpu)) return new_cpu;
+      if (feats_.SD_WAKE_IDLE) return wake_idle(p, new_cpu);
+      if (!feats_.WAKE_IDLE_CPU || core_.idle_cpu(new_cpu)) return new_cpu;
       // Josef Bacik's patch: "SD_BALANCE_WAKE's job is to find us an idle
       // cpu, not guarantee affinity" -- the sibling is busy, so fall through
       // to the slow path. The patch text was not found; reading chosen: the
@@ -1736,7 +1764,7 @@ int Cfs::wake_idle(Task* p, int cpu) {
 // The slow path of select_task_rq_fair(): descend from the highest domain
 // with the flag to the idlest group and CPU, then retry below new_cpu.
 int Cfs::find_idlest_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu) {
-  const bool wake_path = feat("WAKE_IDLE_CPU") && (sd_flag & SD_BALANCE_WAKE);
+  const bool wake_path = feats_.WAKE_IDLE_CPU && (sd_flag & SD_BALANCE_WAKE);
   while (sd_level >= 0) {
     auto& cchain = core_.domains().of(this_cpu);
     if (sd_level >= static_cast<int>(cchain.size())) break;
@@ -1801,14 +1829,14 @@ int Cfs::select_task_rq_v43(Task* p, int prev_cpu, uint32_t sd_flag, int wake_fl
   }
   if (affine_sd) {
     sd_level = -1;  // Prefer wake_affine over balance flags
-    if (cpu != prev_cpu && (wake_affine_v54_ ? wake_affine_v54(*affine_sd, p, cpu, prev_cpu, sync)
+    if (cpu != prev_cpu && (feats_.WAKE_AFFINE_V54 ? wake_affine_v54(*affine_sd, p, cpu, prev_cpu, sync)
                                                     : wake_affine(*affine_sd, p, sync)))
       new_cpu = cpu;
   }
   if (sd_level < 0) {
     if (sd_flag & SD_BALANCE_WAKE) {
       new_cpu = wake_target(p, prev_cpu, new_cpu, want_affine);
-      if (!feat("WAKE_IDLE_CPU") || core_.idle_cpu(new_cpu)) return new_cpu;
+      if (!feats_.WAKE_IDLE_CPU || core_.idle_cpu(new_cpu)) return new_cpu;
       for (size_t l = 0; l < chain.size(); ++l)
         if (chain[l].flags & SD_LOAD_BALANCE) sd_level = static_cast<int>(l);
       ++wake_idle_fallthroughs_;
@@ -1847,7 +1875,7 @@ bool Cfs::wake_wide_v43(Task* p) const {
 // (select_task_rq_fair(): "if (want_affine) current->recent_used_cpu = cpu"),
 // or 4.0's.
 int Cfs::wake_target(Task* p, int prev, int target, bool want_affine) {
-  if (!select_idle_v54_) return select_idle_sibling(p, target);
+  if (!feats_.SELECT_IDLE_V54) return select_idle_sibling(p, target);
   const int cpu = select_idle_sibling_v54(p, prev, target);
   Task* current = core_.current();
   if (want_affine && current) current->recent_used_cpu = core_.this_cpu();
@@ -1859,7 +1887,7 @@ int Cfs::wake_target(Task* p, int prev, int target, bool want_affine) {
 // this_cpu; wake_affine_idle() may also pick prev_cpu, which is no move.
 bool Cfs::wake_affine_v54(const SchedDomain& sd, Task* p, int this_cpu, int prev_cpu, int sync) {
   // In 4.0's walk the wake_wide() test stays where 4.0 has it.
-  if (feat("WAKE_WIDE") && !feat("WAKE_WIDE_V2") && wake_wide(p)) return false;
+  if (feats_.WAKE_WIDE && !feats_.WAKE_WIDE_V2 && wake_wide(p)) return false;
   int target = -1;
   // wake_affine_idle(): "If this_cpu is idle, it implies the wakeup is from
   // interrupt context. Only allow the move if cache is shared."
@@ -2028,7 +2056,7 @@ int Cfs::select_idle_smt(Task* p, int target) {
 // see if the entire core is idle, and records this information in
 // sd_llc_shared->has_idle_cores."
 void Cfs::set_next_task_idle(int cpu) {
-  if (!select_idle_v54_) return;
+  if (!feats_.SELECT_IDLE_V54) return;
   const size_t id = static_cast<size_t>(core_.domains().llc_id(cpu));
   if (has_idle_cores_[id]) return;
   bool idle = true;
@@ -2048,7 +2076,7 @@ int64_t Cfs::balance_cost(const LbEnv& env, int moved) const {
 
 bool Cfs::task_hot(Task* p, const LbEnv& env) {
   const CfsRq& src = *p->se.cfs_rq;
-  if (feat("CACHE_HOT_BUDDY") && rq(env.dst_cpu).cfs.h_nr_running && (&p->se == src.next || &p->se == src.last))
+  if (feats_.CACHE_HOT_BUDDY && rq(env.dst_cpu).cfs.h_nr_running && (&p->se == src.next || &p->se == src.last))
     return true;
   if (migration_cost_ == 0) return false;
   return clock_task(env.src_cpu) - p->se.exec_start < migration_cost_;
@@ -2111,7 +2139,7 @@ int Cfs::detach_tasks(LbEnv& env) {
       continue;
     }
     const int64_t load = task_h_load(p);
-    if (feat("LB_MIN") && load < 16 && !env.sd->nr_balance_failed) {
+    if (feats_.LB_MIN && load < 16 && !env.sd->nr_balance_failed) {
       tasks.splice(tasks.end(), tasks, tasks.begin());
       continue;
     }
@@ -2479,7 +2507,7 @@ int Cfs::idle_balance(int this_cpu) {
   int64_t curr_cost = 0;
   auto& chain = core_.domains().of(this_cpu);
   r.idle_stamp = core_.rq_clock_task(this_cpu);  // rq_clock(this_rq)
-  const bool newidle_cost = feat("NEWIDLE_COST");
+  const bool newidle_cost = feats_.NEWIDLE_COST;
   const bool gated = r.avg_idle < migration_cost_ || (version() >= 317 && !rd_overload_);
   if (gated || chain.empty()) {
     if (!chain.empty())
@@ -2523,7 +2551,7 @@ void Cfs::rebalance_domains(int cpu, CpuIdleType idle) {
   auto& chain = core_.domains().of(cpu);
   for (size_t l = 0; l < chain.size(); ++l) {
     SchedDomain& sd = chain[l];
-    if (feat("NEWIDLE_COST") && jiffies > sd.next_decay_max_lb_cost) {
+    if (feats_.NEWIDLE_COST && jiffies > sd.next_decay_max_lb_cost) {
       sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
       sd.next_decay_max_lb_cost = jiffies + core_.config().hz();
       need_decay = true;
@@ -2656,7 +2684,7 @@ void Cfs::trigger_load_balance(int cpu) {
 // rebalance_domains to give the idle CPUs a chance to load balance").
 void Cfs::nohz_idle_balance(int this_cpu) {
   Rq& this_rq = rq(this_cpu);
-  const bool others_first = feat("NOHZ_ILB_OTHERS_FIRST");
+  const bool others_first = feats_.NOHZ_ILB_OTHERS_FIRST;
   if (!others_first) rebalance_domains(this_cpu, CpuIdleType::Idle);
   const hw::CpuMask mask = nohz_idle_mask_;
   bool stop = false;
