@@ -22,7 +22,11 @@ class CpuMask {
     for (auto x : words_) w += std::popcount(x);
     return w;
   }
-  [[nodiscard]] bool empty() const { return weight() == 0; }
+  [[nodiscard]] bool empty() const {
+    for (auto x : words_)
+      if (x) return false;
+    return true;
+  }
   [[nodiscard]] int first() const { return next(-1); }
   // First set CPU strictly greater than `cpu`, or -1.
   [[nodiscard]] int next(int cpu) const {
@@ -48,8 +52,16 @@ class CpuMask {
     for (size_t i = 0; i < words_.size(); ++i) r.words_[i] = words_[i] & ~o.words_[i];
     return r;
   }
-  [[nodiscard]] bool intersects(const CpuMask& o) const { return !(*this & o).empty(); }
-  [[nodiscard]] bool subset_of(const CpuMask& o) const { return without(o).empty(); }
+  [[nodiscard]] bool intersects(const CpuMask& o) const {
+    for (size_t i = 0; i < words_.size(); ++i)
+      if (words_[i] & o.words_[i]) return true;
+    return false;
+  }
+  [[nodiscard]] bool subset_of(const CpuMask& o) const {
+    for (size_t i = 0; i < words_.size(); ++i)
+      if (words_[i] & ~o.words_[i]) return false;
+    return true;
+  }
   bool operator==(const CpuMask&) const = default;
 
   template <class F>

@@ -174,6 +174,12 @@ Machine::Machine(MachineProfile profile) : profile_(std::move(profile)) {
   const int n = nr_cpus();
   executing_.assign(static_cast<size_t>(n), false);
   siblings_.resize(static_cast<size_t>(n));
+  const auto by = [this](Distance d) -> int64_t& { return line_transfer_by_distance_[static_cast<size_t>(d)]; };
+  by(Distance::SameCpu) = 0;
+  by(Distance::SmtSibling) = costs().line_transfer_smt;
+  by(Distance::SameLlc) = costs().line_transfer_llc;
+  by(Distance::SameNode) = costs().line_transfer_node;
+  by(Distance::RemoteNode) = costs().line_transfer_remote;
   for (int c = 0; c < n; ++c)
     topo().smt_mask(c).for_each([&](int s) {
       if (s != c) siblings_[static_cast<size_t>(c)].push_back(s);
@@ -191,17 +197,6 @@ int Machine::rate_permille(int cpu) const {
   for (int s : siblings_[static_cast<size_t>(cpu)])
     if (executing_[static_cast<size_t>(s)]) return static_cast<int>(costs().smt_throughput_permille);
   return 1000;
-}
-
-int64_t Machine::line_transfer(int from, int to) const {
-  switch (topo().distance(from, to)) {
-    case Distance::SameCpu: return 0;
-    case Distance::SmtSibling: return costs().line_transfer_smt;
-    case Distance::SameLlc: return costs().line_transfer_llc;
-    case Distance::SameNode: return costs().line_transfer_node;
-    case Distance::RemoteNode: return costs().line_transfer_remote;
-  }
-  return 0;
 }
 
 int64_t Machine::transfer_cost(int from, int to, int64_t bytes) const {

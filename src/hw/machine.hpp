@@ -7,6 +7,7 @@
 // (virt/) make a CPU's progress depend on something else, e.g. a host task
 // that backs a vCPU; hw/ only defines the interface.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -75,7 +76,9 @@ class Machine {
   void set_rate_listener(std::function<void(int cpu)> f) { on_rate_change_ = std::move(f); }
 
   // Cost of moving `bytes` of data last touched on `from` to `to`.
-  [[nodiscard]] int64_t line_transfer(int from, int to) const;
+  [[nodiscard]] int64_t line_transfer(int from, int to) const {
+    return line_transfer_by_distance_[static_cast<size_t>(topo().distance(from, to))];
+  }
   [[nodiscard]] int64_t transfer_cost(int from, int to, int64_t bytes) const;
   // Cost for `to` of running a task whose working set of `bytes` was last
   // used on `from`, of which `warm_permille` is still in from's private cache.
@@ -83,6 +86,7 @@ class Machine {
 
  private:
   MachineProfile profile_;
+  std::array<int64_t, 5> line_transfer_by_distance_{};  // indexed by hw::Distance
   std::vector<bool> executing_;
   std::vector<std::vector<int>> siblings_;
   std::function<void(int)> on_rate_change_;
