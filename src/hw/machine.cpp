@@ -174,6 +174,8 @@ Machine::Machine(MachineProfile profile) : profile_(std::move(profile)) {
   const int n = nr_cpus();
   executing_.assign(static_cast<size_t>(n), false);
   siblings_.resize(static_cast<size_t>(n));
+  for (int c = 0; c < n; ++c)
+    llc_shared_beyond_core_.push_back(topo().llc_mask(c).weight() > topo().smt_mask(c).weight());
   const auto by = [this](Distance d) -> int64_t& { return line_transfer_by_distance_[static_cast<size_t>(d)]; };
   by(Distance::SameCpu) = 0;
   by(Distance::SmtSibling) = costs().line_transfer_smt;
@@ -217,9 +219,9 @@ int64_t Machine::refill_cost(int from, int to, int64_t bytes, int64_t warm_permi
   if (from < 0) from = to;  // never ran: nothing to bring over, a local fill
   const int64_t lines = (bytes + costs().cache_line_bytes - 1) / costs().cache_line_bytes;
   const int64_t batches = std::max<int64_t>(1, (lines + costs().refill_mlp - 1) / costs().refill_mlp);
-  const bool shared_llc = topo().llc_mask(to).weight() > topo().smt_mask(to).weight();
-  int64_t cold_line = shared_llc ? costs().line_transfer_llc : costs().line_transfer_node;
-  if (!topo().llc_mask(to).test(from)) cold_line = std::max(cold_line, line_transfer(from, to));
+  int64_t cold_line = llc_shared_beyond_core_[static_cast<size_t>(to)] ? costs().line_transfer_llc
+                                                                          : costs().line_transfer_node;
+  if (topo().cpu(from).llc != topo().cpu(to).llc) cold_line = std::max(cold_line, line_transfer(from, to));
   int64_t cost = (1000 - warm_permille) * batches * cold_line / 1000;
   if (from != to) cost += warm_permille * transfer_cost(from, to, bytes) / 1000;
   return cost;

@@ -88,6 +88,7 @@ class Machine {
   MachineProfile profile_;
   std::array<int64_t, 5> line_transfer_by_distance_{};  // indexed by hw::Distance
   std::vector<bool> executing_;
+  std::vector<bool> llc_shared_beyond_core_;  // per CPU: its last-level cache spans other cores
   std::vector<std::vector<int>> siblings_;
   std::function<void(int)> on_rate_change_;
 };
