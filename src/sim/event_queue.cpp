@@ -6,11 +6,6 @@
 
 namespace sim {
 
-bool EventQueue::later(const Key& a, const Key& b) {
-  if (a.at != b.at) return a.at > b.at;
-  return a.order > b.order;
-}
-
 void EventQueue::schedule(Time at, Phase phase, Action action) {
   if (at < now_) throw std::logic_error("event scheduled in the past");
   uint32_t slot;
@@ -24,7 +19,7 @@ void EventQueue::schedule(Time at, Phase phase, Action action) {
   }
   // (phase, sequence) in one word: 2^60 events are never reached.
   heap_.push_back(Key{at, (static_cast<uint64_t>(phase) << 60) | next_seq_++, slot});
-  std::push_heap(heap_.begin(), heap_.end(), later);
+  std::push_heap(heap_.begin(), heap_.end(), Later{});
 }
 
 uint64_t EventQueue::run(Time limit, uint64_t max_events) {
@@ -32,7 +27,7 @@ uint64_t EventQueue::run(Time limit, uint64_t max_events) {
   uint64_t n = 0;
   while (!heap_.empty() && !stopped_ && n < max_events) {
     if (heap_.front().at > limit) break;
-    std::pop_heap(heap_.begin(), heap_.end(), later);
+    std::pop_heap(heap_.begin(), heap_.end(), Later{});
     const Key k = heap_.back();
     heap_.pop_back();
     // Take the action out before running it: it may schedule events, which

@@ -49,7 +49,13 @@ class EventQueue {
     uint64_t order;  // phase in the top bits, then the sequence number
     uint32_t slot;
   };
-  static bool later(const Key& a, const Key& b);
+  // A function object, not a function pointer, so the heap's sifts inline it.
+  struct Later {
+    bool operator()(const Key& a, const Key& b) const {
+      if (a.at != b.at) return a.at > b.at;
+      return a.order > b.order;
+    }
+  };
   std::vector<Key> heap_;
   std::vector<Action> slots_;
   std::vector<uint32_t> free_slots_;
