@@ -1238,3 +1238,29 @@ TEST(Wakeup, AWakeeBeingPlacedIsNotWokenTwiceAndMovesIfItsMaskChanged) {
   EXPECT_TRUE(s.task("sleeper")->cpus_allowed.test(s.task("sleeper")->cpu));
   EXPECT_GE(s.task("sleeper")->nr_migrations, 1);
 }
+
+namespace {
+Co<void> frame_probe(void** frame_at) {
+  // The frame's address: a local of the coroutine lives in it.
+  int local = 0;
+  *frame_at = &local;
+  co_return;
+}
+}  // namespace
+
+// Coroutine frames are recycled by size: a frame freed and then one of the
+// same coroutine allocated again land at the same address, on this thread.
+TEST(Coroutines, FramesOfOneSizeAreRecycled) {
+  void* first = nullptr;
+  void* second = nullptr;
+  {
+    auto co = frame_probe(&first);
+    co.handle().resume();
+  }
+  {
+    auto co = frame_probe(&second);
+    co.handle().resume();
+  }
+  ASSERT_NE(first, nullptr);
+  EXPECT_EQ(first, second);
+}

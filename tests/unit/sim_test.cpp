@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -99,4 +101,60 @@ TEST(EventQueue, TheAdvanceListenerHearsEachNewTimeBeforeItsEvents) {
   q.run();
   EXPECT_EQ(log, (std::vector<std::string>{"advance 5", "event 5b", "event 5a", "advance 9", "event 9",
                                            "event 9 again"}));
+}
+
+// The event queue's action type: small captures stay inline, large ones go to
+// the heap, and either way a move carries the callable and its destructor
+// runs exactly once.
+TEST(InlineAction, RunsInlineAndHeapCallablesAndDestroysEachOnce) {
+  struct Counted {
+    int* runs;
+    std::shared_ptr<int> alive;  // use_count() tells how many copies live
+    void operator()() const { ++*runs; }
+  };
+  struct Big {
+    int* runs;
+    std::shared_ptr<int> alive;
+    char pad[64] = {};
+    void operator()() const { ++*runs; }
+  };
+  static_assert(sizeof(Counted) <= sim::InlineAction::kInlineBytes);
+  static_assert(sizeof(Big) > sim::InlineAction::kInlineBytes);
+  int runs = 0;
+  auto token = std::make_shared<int>(0);
+  {
+    sim::InlineAction small(Counted{&runs, token});
+    sim::InlineAction big(Big{&runs, token});
+    EXPECT_EQ(token.use_count(), 3);
+    sim::InlineAction moved_small(std::move(small));
+    sim::InlineAction moved_big;
+    moved_big = std::move(big);
+    EXPECT_FALSE(small);
+    EXPECT_FALSE(big);
+    EXPECT_EQ(token.use_count(), 3);  // moved, not copied
+    moved_small();
+    moved_big();
+    EXPECT_EQ(runs, 2);
+    moved_small = std::move(moved_big);  // destroys the small one, takes the big one
+    EXPECT_EQ(token.use_count(), 2);
+    moved_small();
+    EXPECT_EQ(runs, 3);
+  }
+  EXPECT_EQ(token.use_count(), 1);
+}
+
+// Slots are reused: an action that schedules from inside its own run (the
+// slot it came from is free again by then) still runs in time order.
+TEST(EventQueue, ActionsReuseSlotsWithoutDisturbingTheOrder) {
+  sim::EventQueue q;
+  std::vector<int64_t> seen;
+  int links = 0;
+  std::function<void()> chain = [&] {
+    seen.push_back(q.now().ns());
+    if (++links < 5) q.schedule(sim::Time(q.now().ns() + 10), sim::Phase::Hardware, [&] { chain(); });
+  };
+  q.schedule(sim::Time(0), sim::Phase::Hardware, [&] { chain(); });
+  q.schedule(sim::Time(25), sim::Phase::Timer, [&] { seen.push_back(-25); });
+  q.run();
+  EXPECT_EQ(seen, (std::vector<int64_t>{0, 10, 20, -25, 30, 40}));
 }
