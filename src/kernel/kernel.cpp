@@ -70,10 +70,13 @@ Co<void> Proc::wait_event(WaitQueue& wq, std::function<bool()> cond, const char*
     task_->state = TaskState::Interruptible;
     task_->wchan = wchan;
     wq.waiters.push_back({task_, exclusive});
+    task_->waiting_on = &wq;
     co_await block();
     auto& w = wq.waiters;
-    w.erase(std::remove_if(w.begin(), w.end(), [&](const auto& x) { return x.task == task_; }),
-            w.end());
+    // Its own entry: only the waiter takes it off (finish_wait()).
+    if (auto it = std::find_if(w.begin(), w.end(), [&](const auto& x) { return x.task == task_; }); it != w.end())
+      w.erase(it);
+    task_->waiting_on = nullptr;
   }
 }
 
@@ -134,12 +137,10 @@ constexpr int64_t kSpinUntilReleased = 1'000'000'000'000'000;
 }  // namespace
 
 Co<void> Proc::wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags) {
-  const std::vector<WaitQueue::Waiter> snapshot = wq.waiters;
+  const std::vector<WaitQueue::Waiter> snapshot(wq.waiters.begin(), wq.waiters.end());
   for (const auto& w : snapshot) {
     // Earlier wakeups let time pass: a waiter may have left the queue since.
-    const bool queued = std::any_of(wq.waiters.begin(), wq.waiters.end(),
-                                    [&](const WaitQueue::Waiter& x) { return x.task == w.task; });
-    if (!queued) continue;
+    if (w.task->waiting_on != &wq) continue;
     if (kernel_.wakee_switching_out(w.task)) {
       // Spins with the wakee's pi_lock held and interrupts off, so neither
       // preemption nor another waker gets in; released by switched_away().
@@ -168,13 +169,11 @@ WaitQueue& child_wait(Kernel& k, Task* t) {
 }
 
 Co<Task*> Proc::wait_child() {
-  auto find_dead = [this]() -> Task* {
-    for (Task* t : kernel_.task_ptrs_)
-      if (t->parent == task_ && t->state == TaskState::Dead && !t->reaped) return t;
-    return nullptr;
-  };
-  co_await wait_event(child_wait(kernel_, task_), [&] { return find_dead() != nullptr; }, "do_wait");
-  Task* dead = find_dead();
+  // The lowest pid first, as a scan of the task list in pid order finds it.
+  auto& zombies = task_->dead_children;
+  co_await wait_event(child_wait(kernel_, task_), [&zombies] { return !zombies.empty(); }, "do_wait");
+  Task* dead = kernel_.task_ptrs_[static_cast<size_t>(*zombies.begin() - 1)];
+  zombies.erase(zombies.begin());
   dead->reaped = true;
   co_await sys(costs().wait_base, CostPath::Process);
   co_return dead;
@@ -476,6 +475,7 @@ void Kernel::advance(int c) {
 void Kernel::do_exit(Task* p) {
   charge(p->cpu, jitter(machine_.costs().exit_base), CostPath::Process);
   p->state = TaskState::Dead;
+  if (p->parent) p->parent->dead_children.insert(p->pid);
   if (--live_tasks_ == 0) events_.stop();
   for (auto* o : observers_) o->on_exit(now_ns(), p->cpu, p);
   policy_->task_dead(p);
@@ -1366,7 +1366,7 @@ void Kernel::move_queued_task(int c, Task* p, int dest) {
 void Kernel::wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags) {
   // __wake_up_common(): wake every non-exclusive waiter and up to
   // nr_exclusive exclusive ones, in queue order.
-  std::vector<WaitQueue::Waiter> snapshot = wq.waiters;
+  std::vector<WaitQueue::Waiter> snapshot(wq.waiters.begin(), wq.waiters.end());
   for (const auto& w : snapshot) {
     if (try_to_wake_up(w.task, wake_flags) && w.exclusive && --nr_exclusive == 0) break;
   }

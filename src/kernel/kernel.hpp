@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <deque>
 #include <vector>
 
 #include "hw/cache_line.hpp"
@@ -53,7 +54,7 @@ struct WaitQueue {
     Task* task;
     bool exclusive;
   };
-  std::vector<Waiter> waiters;
+  std::deque<Waiter> waiters;  // FIFO; woken waiters leave from the front
   [[nodiscard]] bool active() const { return !waiters.empty(); }
 };
 

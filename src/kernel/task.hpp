@@ -6,6 +6,7 @@
 #include <coroutine>
 #include <functional>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@
 #include "sim/time.hpp"
 
 namespace kernel {
+
+struct WaitQueue;
 
 class Proc;
 
@@ -138,6 +141,12 @@ struct Task {
   TaskLines lines;  // the ttwu_lines what-if
   int exit_code = 0;
   bool reaped = false;
+  // do_wait()'s zombies: pids of children that exited and are not reaped,
+  // lowest first (a parent of 20 000 children must not scan every task).
+  std::set<int> dead_children;
+  // The wait queue this task's wait_event() entry is on (a task waits on
+  // one at a time), so wake_up() tells in O(1) whether it is still queued.
+  const WaitQueue* waiting_on = nullptr;
 };
 
 }  // namespace kernel
