@@ -5,6 +5,7 @@
 #pragma once
 #include <coroutine>
 #include <functional>
+#include <list>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -18,6 +19,7 @@
 namespace kernel {
 
 struct WaitQueue;
+struct Task;
 
 class Proc;
 
@@ -76,6 +78,9 @@ struct SchedEntity {
   CfsRq* cfs_rq = nullptr;        // the queue it is (to be) queued on
   CfsRq* my_q = nullptr;          // a group entity's own queue
   struct Task* task = nullptr;    // task_of(); null for a group entity
+  // se->group_node: where a queued task sits on its runqueue's cfs_tasks
+  // list, so a dequeue unlinks it without a walk (CFS only).
+  std::list<Task*>::iterator group_node{};
   // Position in the timeline (rbtree): key and insertion order.
   uint64_t tree_key = 0, tree_seq = 0;
   bool in_tree = false;

@@ -981,13 +981,16 @@ int64_t Cfs::task_h_load(Task* p) {
 
 void Cfs::account_entity_enqueue(CfsRq& cfs, SchedEntity* se) {
   cfs.load_weight += se->load_weight;
-  if (se->task) rq(cfs.cpu).cfs_tasks.push_front(se->task);
+  if (se->task) {
+    auto& tasks = rq(cfs.cpu).cfs_tasks;
+    se->group_node = tasks.insert(tasks.begin(), se->task);
+  }
   cfs.nr_running++;
 }
 
 void Cfs::account_entity_dequeue(CfsRq& cfs, SchedEntity* se) {
   cfs.load_weight -= se->load_weight;
-  if (se->task) rq(cfs.cpu).cfs_tasks.remove(se->task);
+  if (se->task) rq(cfs.cpu).cfs_tasks.erase(se->group_node);
   cfs.nr_running--;
 }
 
