@@ -1264,3 +1264,32 @@ TEST(Coroutines, FramesOfOneSizeAreRecycled) {
   ASSERT_NE(first, nullptr);
   EXPECT_EQ(first, second);
 }
+
+namespace {
+Co<void> reap_after_all_exited(Proc& p, std::vector<int>* reaped) {
+  // The children take 3, 2 and 1 ms: they exit in reverse pid order, all
+  // before the parent asks.
+  for (int64_t ms : {3, 2, 1}) {
+    kernel::Program child = [ms](Proc& c) { return hog(c, ms * 1000000, 100000); };
+    co_await p.fork("child", child, false);
+  }
+  co_await p.nanosleep(10000000);
+  for (int i = 0; i < 3; ++i) reaped->push_back((co_await p.wait_child())->pid);
+}
+}  // namespace
+
+// do_wait() without a pid reaps the zombies lowest pid first, as a walk of
+// the task list in pid order finds them (the model keeps them in a set).
+TEST(Kernel, WaitChildReapsZombiesLowestPidFirst) {
+  TinySim s("1s4c1t", "linux-4.0");
+  std::vector<int> reaped;
+  s.k.spawn("parent", [&reaped](Proc& p) { return reap_after_all_exited(p, &reaped); }, 0);
+  auto r = s.run();
+  ASSERT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
+  std::vector<int> children;
+  for (auto* t : s.k.all_tasks())
+    if (t->comm == "child") children.push_back(t->pid);
+  EXPECT_EQ(reaped, children);
+  for (auto* t : s.k.all_tasks())
+    if (t->comm == "child") EXPECT_TRUE(t->reaped);
+}
