@@ -69,7 +69,10 @@ Co<void> Proc::wait_event(WaitQueue& wq, std::function<bool()> cond, const char*
   while (!cond()) {
     task_->state = TaskState::Interruptible;
     task_->wchan = wchan;
-    wq.waiters.push_back({task_, exclusive});
+    if (exclusive)
+      wq.waiters.push_back({task_, true});  // __add_wait_queue_tail()
+    else
+      wq.waiters.push_front({task_, false});  // __add_wait_queue(): list_add()
     task_->waiting_on = &wq;
     co_await block();
     auto& w = wq.waiters;

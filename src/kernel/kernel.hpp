@@ -47,14 +47,20 @@ struct SpinResource {
   }
 };
 
-// A wait queue (wait_queue_head_t). Waiters are woken in FIFO order;
-// exclusive waiters count against nr_exclusive as in __wake_up_common().
+// A wait queue (wait_queue_head_t), in the list's order: __wake_up_common()
+// (kernel/sched/wait.c, 4.0; kernel/sched.c, 2.4) walks it from the head.
+// prepare_to_wait() and add_wait_queue() link a waiter at the head
+// (__add_wait_queue(): list_add()), so the newest sleeper wakes first;
+// the exclusive kinds (prepare_to_wait_exclusive(), add_wait_queue_exclusive())
+// link at the tail, and so do futex waiters, whose hash-bucket plist is
+// first come, first woken at one priority (futex_wake()). Exclusive
+// waiters count against nr_exclusive.
 struct WaitQueue {
   struct Waiter {
     Task* task;
     bool exclusive;
   };
-  std::deque<Waiter> waiters;  // FIFO; woken waiters leave from the front
+  std::deque<Waiter> waiters;  // head first
   [[nodiscard]] bool active() const { return !waiters.empty(); }
 };
 

@@ -196,8 +196,10 @@ Co<void> waking_exiter(Proc& p, kernel::WaitQueue* wq, bool* flag) {
   *flag = true;
   co_await p.wake_up(*wq, 1, 0);  // every (non-exclusive) sleeper
 }
+// Sleeps after the others. A wait queue wakes its newest sleeper first
+// (__add_wait_queue() links at the head), so the early blocker wakes last.
 Co<void> late_blocker(Proc& p, kernel::WaitQueue* wq, bool* flag) {
-  co_await p.user(20000);  // sleeps after the others: woken last
+  co_await p.user(20000);
   co_await blocker(p, wq, flag);
 }
 
@@ -214,9 +216,9 @@ Co<void> late_blocker(Proc& p, kernel::WaitQueue* wq, bool* flag) {
 // `inflight` gets the policy's count of fall-throughs onto a wakeup in flight.
 int batch_wakeup(const char* features, const char* golden, int64_t* inflight) {
   TwoSocketScenario x(features);
-  x.s.k.spawn("s1", [&](Proc& p) { return blocker(p, &x.wq, &x.flag); }, 2);
-  x.s.k.spawn("s2", [&](Proc& p) { return blocker(p, &x.wq, &x.flag); }, 3);
-  x.s.k.spawn("s3", [&](Proc& p) { return late_blocker(p, &x.wq, &x.flag); }, 0);
+  x.s.k.spawn("s1", [&](Proc& p) { return late_blocker(p, &x.wq, &x.flag); }, 2);
+  x.s.k.spawn("s2", [&](Proc& p) { return late_blocker(p, &x.wq, &x.flag); }, 3);
+  x.s.k.spawn("s3", [&](Proc& p) { return blocker(p, &x.wq, &x.flag); }, 0);  // woken last
   x.s.k.spawn("hog1", [](Proc& p) { return hog(p, 500000, 100000); }, 1);
   // Once every sleeper sleeps, the waker starts on CPU 0.
   x.spawn_at(50000, "waker", [&](Proc& p) { return waking_exiter(p, &x.wq, &x.flag); }, 0);

@@ -440,9 +440,11 @@ TEST(RunOnce, SelectIdleV54AccountsForEveryFastPathWakeup) {
 
 // SIS_PROP's budget (SELECT_IDLE_V54) scales with the waking CPU's
 // avg_idle. With sched_migration_cost_ns at 200 ns, avg_idle is capped at
-// 400 ns, so avg_idle / 512 is 0 and the budget is the minimum, 4:
-// a scan looks at the target and two more CPUs, and every scan that finds
-// no idle CPU is cut. A wakeup then reads at most the target, prev, the
+// 2 * max_idle_balance_cost, which starts at 400 ns (ttwu_do_wakeup(),
+// 3.13+) and rises only on a CPU whose newidle balancing has cost more, so
+// avg_idle / 512 is nearly always 0 and the budget the minimum, 4:
+// a scan looks at the target and two more CPUs, and nearly every scan that
+// finds no idle CPU is cut. A wakeup then reads at most the target, prev, the
 // recent_used_cpu and those two (no SMT here, so no core or sibling scan);
 // a fork's find_idlest path reads the 7 others. At the default (500 us)
 // the budget covers the 8-CPU LLC and few scans are cut: 1 in 6000 with
@@ -456,7 +458,8 @@ TEST(RunOnce, SelectIdleV54ScanBudgetFollowsAvgIdle) {
   };
   auto tight = run(200);
   ASSERT_GT(tight["sis_busy_target"], 0);
-  EXPECT_EQ(tight["sis_scans_cut"], tight["sis_busy_target"]);
+  EXPECT_LE(tight["sis_scans_cut"], tight["sis_busy_target"]);
+  EXPECT_GE(tight["sis_scans_cut"] * 100, tight["sis_busy_target"] * 99);
   const int64_t forks = tight["placements"] - tight["wakeups_placed"];
   EXPECT_LE(tight["placement_rq_reads"], 5 * tight["wakeups_placed"] + 7 * forks);
   auto roomy = run(500000);
@@ -671,7 +674,9 @@ TEST(Experiment, KernelWorkByPathIsTheBusyTimeInTheWindowWithoutSmt) {
     }
     EXPECT_GT(by_path["placement"], kEdgesNs) << bench;
     EXPECT_GT(by_path["ipi"], kEdgesNs) << bench;
-    if (!pipe) EXPECT_GT(by_path["balance"], kEdgesNs);
+    if (!pipe) {
+      EXPECT_GT(by_path["balance"], kEdgesNs);
+    }
     const int64_t unexplained = s.busy_ns_total - s.spin_ns_total - s.switch_wait_ns - work;
     EXPECT_LT(std::llabs(unexplained), kEdgesNs) << bench << ": busy " << s.busy_ns_total << ", work " << work;
   }

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -1290,6 +1291,54 @@ TEST(Kernel, WaitChildReapsZombiesLowestPidFirst) {
   for (auto* t : s.k.all_tasks())
     if (t->comm == "child") children.push_back(t->pid);
   EXPECT_EQ(reaped, children);
-  for (auto* t : s.k.all_tasks())
-    if (t->comm == "child") EXPECT_TRUE(t->reaped);
+  for (auto* t : s.k.all_tasks()) {
+    if (t->comm == "child") {
+      EXPECT_TRUE(t->reaped);
+    }
+  }
+}
+
+namespace {
+// Sleeps on `wq` after `delay_ns` of work; records its name once woken.
+Co<void> queue_sleeper(Proc& p, kernel::WaitQueue* wq, const bool* go, int64_t delay_ns, bool exclusive,
+                       std::vector<std::string>* woken) {
+  co_await p.user(delay_ns);
+  co_await p.wait_event(*wq, [go] { return *go; }, "test_wait", exclusive);
+  woken->push_back(p.task()->comm);
+}
+Co<void> queue_waker(Proc& p, kernel::WaitQueue* wq, bool* go) {
+  co_await p.user(1000000);
+  *go = true;
+  co_await p.wake_up(*wq, 1, 0);
+}
+}  // namespace
+
+// __add_wait_queue() links a sleeper at the head and __wake_up_common()
+// walks from the head: the newest non-exclusive sleeper is woken first.
+// Exclusive sleepers are linked at the tail in arrival order, and
+// nr_exclusive = 1 wakes only the first of them.
+TEST(Kernel, WaitQueueWakesTheNewestSleeperFirstAndOneExclusive) {
+  TinySim s("1s8c1t", "linux-4.0");
+  kernel::WaitQueue wq;
+  bool go = false;
+  std::vector<std::string> woken;
+  std::vector<std::string> queued;
+  const std::vector<std::tuple<const char*, int64_t, bool>> sleepers = {
+      {"old", 10000, false}, {"x1", 20000, true}, {"mid", 30000, false}, {"x2", 40000, true}, {"new", 50000, false}};
+  int cpu = 1;
+  for (const auto& [name, delay, exclusive] : sleepers) {
+    const int64_t d = delay;
+    const bool x = exclusive;
+    s.k.spawn(name, [&wq, &go, &woken, d, x](Proc& p) { return queue_sleeper(p, &wq, &go, d, x, &woken); }, cpu++);
+  }
+  s.k.events().schedule(sim::Time(500000), sim::Phase::Control, [&] {
+    for (const auto& w : wq.waiters) queued.push_back(w.task->comm);
+  });
+  s.k.spawn("waker", [&wq, &go](Proc& p) { return queue_waker(p, &wq, &go); }, 0);
+  auto r = s.run();
+  EXPECT_EQ(queued, (std::vector<std::string>{"new", "mid", "old", "x1", "x2"}));
+  // x2 is never woken: the run ends with it asleep.
+  EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Deadlock);
+  ASSERT_EQ(woken.size(), 4u);
+  EXPECT_EQ(std::count(woken.begin(), woken.end(), "x2"), 0);
 }

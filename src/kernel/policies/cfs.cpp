@@ -1471,7 +1471,11 @@ int64_t Cfs::cpu_avg_load_per_task(int cpu) const {
 
 void Cfs::record_wakee(Task* p) {
   Task* current = core_.current();
-  if (!current) return;  // woken from an interrupt on an idle CPU
+  // Woken from an interrupt taken on an idle CPU. The kernel's current is
+  // then the idle task, whose flips count like any waker's; the model keeps
+  // none, because its interrupt wakeups (hrtimers) fire on the wakee's own
+  // CPU, where select_task_rq_fair() never consults wake_affine().
+  if (!current) return;
   const int64_t jiffies = core_.jiffies();
   if (jiffies > current->wakee_flip_decay_ts + core_.config().hz()) {
     // v4.0 halves; 3.12/3.13 wiped the count.
@@ -1870,8 +1874,7 @@ bool Cfs::wake_wide_v43(Task* p) const {
 // v4.3's with WAKE_WIDE_V2, which is 5.4's walk). Nothing else of 5.4 comes
 // with them: PELT, update_min_vruntime() and the balancer stay 4.0's, so
 // they say what 5.4's placement alone does to a 4.0 kernel. Readings chosen:
-// avg_idle keeps 4.0's cap (2 * sched_migration_cost; 5.4 caps at
-// 2 * max_idle_balance_cost, which is at least that), and the scan time
+// avg_idle is 4.0's (capped at 2 * max_idle_balance_cost, as 5.4's is), and the scan time
 // select_idle_cpu() averages is the runqueue reads it charges (read_rq()).
 
 // select_idle_sibling()'s entry: 5.4's with recent_used_cpu bookkeeping

@@ -318,19 +318,19 @@ void add_wait_queue_lines24(Proc& p, LinePath& path, WaitLines24 q) {
   path.store(q.entries[p.task()]);
   path.locked(q.lock);
   path.load(q.head);
-  path.store(q.wq.waiters.empty() ? q.head : q.entries[q.wq.waiters.back().task]);
+  path.store(q.wq.waiters.empty() ? q.head : q.entries[q.wq.waiters.front().task]);
   path.store(q.head);
   path.store(q.lock);
 }
 // remove_wait_queue() by the sleeper itself, woken or not: under the lock,
 // list_del() loads its entry and stores its neighbours' links; they are
-// charged as the head's line and, when others are still linked, the entry
-// linked before it (the model does not keep the list's order).
+// charged as the head's line and, when others are still linked, the newest
+// of them (the entry's own place is gone once wait_event() has unlinked it).
 void remove_wait_queue_lines24(Proc& p, LinePath& path, WaitLines24 q) {
   path.locked(q.lock);
   path.load(q.entries[p.task()]);
   path.store(q.head);
-  if (!q.wq.waiters.empty()) path.store(q.entries[q.wq.waiters.back().task]);
+  if (!q.wq.waiters.empty()) path.store(q.entries[q.wq.waiters.front().task]);
   path.store(q.lock);
 }
 // sys_read()/sys_write() of 2.4.19 around the file operation: fget()'s
