@@ -39,7 +39,14 @@ std::vector<fs::path> search_dirs() {
   return dirs;
 }
 
-MachineProfile parse_profile(const fs::path& file) {
+std::optional<fs::path> find_profile(const std::string& name);
+
+// A profile may name a base (`[machine] extends = "haswell-2s8c2t"`): it
+// starts from the base's tables and replaces only what it gives itself, key
+// by key in [machine] and [costs], the whole list of [[idle_states]]. A
+// second reading of one box (another topology, the same measured costs)
+// then states each cost and its source once.
+toml::table load_profile_table(const fs::path& file, int depth) {
   toml::table tbl;
   try {
     tbl = toml::parse_file(file.string());
@@ -47,6 +54,25 @@ MachineProfile parse_profile(const fs::path& file) {
     throw std::invalid_argument("cannot parse machine profile " + file.string() + ": " +
                                 std::string(e.description()));
   }
+  const auto base_name = tbl["machine"]["extends"].value<std::string>();
+  if (!base_name) return tbl;
+  if (depth >= 8) throw std::invalid_argument(file.string() + ": profiles extend each other too deeply");
+  const auto base_file = find_profile(*base_name);
+  if (!base_file)
+    throw std::invalid_argument(file.string() + ": extends unknown machine profile '" + *base_name + "'");
+  toml::table merged = load_profile_table(*base_file, depth + 1);
+  for (const char* section : {"machine", "costs"}) {
+    if (!merged[section].as_table()) merged.insert_or_assign(section, toml::table{});
+    if (const auto* own = tbl[section].as_table())
+      for (const auto& [key, value] : *own)
+        if (key.str() != "extends") merged[section].as_table()->insert_or_assign(key.str(), value);
+  }
+  if (const auto* states = tbl["idle_states"].as_array()) merged.insert_or_assign("idle_states", *states);
+  return merged;
+}
+
+MachineProfile parse_profile(const fs::path& file) {
+  const toml::table tbl = load_profile_table(file, 0);
   MachineProfile m;
   m.file = file.string();
   m.name = tbl["machine"]["name"].value_or(file.stem().string());

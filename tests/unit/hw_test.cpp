@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "hw/cache_line.hpp"
 #include "hw/machine.hpp"
 #include "hw/topology.hpp"
@@ -55,6 +58,39 @@ TEST(MachineProfile, SeedMachinesLoadWithEveryCostSourced) {
   EXPECT_EQ(hw::load_machine("westmere-8s10c2t").topology.nr_cpus(), 160);
   EXPECT_EQ(hw::load_machine("westmere-8s10c2t").topology.node_distance(0, 7), 19);
   EXPECT_EQ(hw::load_machine("p4xeon-4way").topology.nr_cpus(), 4);
+}
+
+// haswell-2s16c2t is seed 000's box read as 16 cores per socket: the same
+// costs, sources and idle states as haswell-2s8c2t, twice the CPUs.
+TEST(MachineProfile, AProfileExtendsItsBaseAndReplacesOnlyWhatItGives) {
+  const auto base = hw::load_machine("haswell-2s8c2t");
+  const auto wide = hw::load_machine("haswell-2s16c2t");
+  EXPECT_EQ(wide.name, "haswell-2s16c2t");
+  EXPECT_EQ(wide.topology.nr_cpus(), 64);
+  EXPECT_EQ(wide.topology.node_distance(0, 1), 21);  // the base's SLIT
+  EXPECT_EQ(wide.cost_sources, base.cost_sources);
+  EXPECT_EQ(wide.costs.unix_send_base, base.costs.unix_send_base);
+  EXPECT_EQ(wide.costs.line_transfer_remote, base.costs.line_transfer_remote);
+  ASSERT_EQ(wide.idle_states.size(), base.idle_states.size());
+  EXPECT_EQ(wide.idle_states.back().exit_latency_ns, base.idle_states.back().exit_latency_ns);
+
+  const auto dir = std::filesystem::path(::testing::TempDir());
+  const auto child = dir / "schedlab_child_profile.toml";
+  std::ofstream(child) << "[machine]\nextends = \"haswell-2s8c2t\"\nname = \"child\"\n"
+                          "[costs]\nipi_send = { value = 7, unit = \"ns\", source = \"test\" }\n"
+                          "[[idle_states]]\nname = \"POLL\"\npolling = true\n";
+  const auto c = hw::load_machine(child.string());
+  EXPECT_EQ(c.topology.nr_cpus(), 32);
+  EXPECT_EQ(c.costs.ipi_send, 7);
+  EXPECT_EQ(c.costs.ipi_latency_llc, base.costs.ipi_latency_llc);
+  EXPECT_EQ(c.idle_states.size(), 1u);  // a list of idle states replaces the base's
+
+  const auto orphan = dir / "schedlab_orphan_profile.toml";
+  std::ofstream(orphan) << "[machine]\nextends = \"no-such-machine\"\n";
+  EXPECT_THROW(hw::load_machine(orphan.string()), std::invalid_argument);
+  const auto loop = dir / "schedlab_loop_profile.toml";
+  std::ofstream(loop) << "[machine]\nextends = \"" << loop.string() << "\"\n";
+  EXPECT_THROW(hw::load_machine(loop.string()), std::invalid_argument);
 }
 
 TEST(MachineProfile, SpecMachinesUseGenericCostsAndBadNamesFail) {
