@@ -110,6 +110,14 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
       {"sched_autogroup_enabled", "bool",
        "group scheduling by session (CONFIG_SCHED_AUTOGROUP): each spawned task starts a session in a new task "
        "group that its children inherit (4.0 only; 0 = a kernel without CONFIG_FAIR_GROUP_SCHED)"},
+      {"kworker_noise_period_us", "us",
+       "what-if, not a kernel sysctl (0 = off, the default): one kernel thread bound to each CPU, as a per-CPU "
+       "kworker running periodic work (vmstat_update() every sysctl_stat_interval, 1 s), wakes every this many "
+       "microseconds, first at a random phase (RNG stream kworker-noise), and runs kworker_noise_run_us in the "
+       "kernel. It makes the CPU busy for that long, so a wakee whose previous CPU it holds is placed anew: the "
+       "machine's own threads are what keeps a benchmark's layout from freezing at launch. The run ends with the "
+       "benchmark's tasks, and a deadlock then shows as the time limit"},
+      {"kworker_noise_run_us", "us", "with kworker_noise_period_us: the kernel work each wakeup does"},
       {"intel_idle.max_cstate", "states",
        "boot parameter: register only the first N C-states of the profile (POLL stays); 1 = C1 only (CFS presets)"},
   };
@@ -143,6 +151,10 @@ std::map<std::string, int64_t, std::less<>> cfs_sysctls() {
           {"ttwu_lines", 1},
           // sd_init(): SD_BALANCE_WAKE is off by default since 2.6.32 (182a85f8a119).
           {"sched_domain_balance_wake", 0},
+          // What-if: no periodic kernel threads (the model's machine runs
+          // nothing but the benchmark).
+          {"kworker_noise_period_us", 0},
+          {"kworker_noise_run_us", 0},
           // Off: the model's figures are for a kernel without group scheduling
           // (distributions of 2015 shipped CONFIG_SCHED_AUTOGROUP=y, enabled).
           {"sched_autogroup_enabled", 0},
@@ -243,6 +255,8 @@ void KernelConfig::apply_sysctl(const std::string& assignment) {
   if (name == "unix_sock_lines" && v > 1) throw std::invalid_argument("unix_sock_lines must be 0 or 1");
   if (name == "pipe_lines" && v > 1) throw std::invalid_argument("pipe_lines must be 0 or 1");
   if (name == "ttwu_lines" && v > 1) throw std::invalid_argument("ttwu_lines must be 0 or 1");
+  if (name == "kworker_noise_period_us" && v > 0 && v < 100)
+    throw std::invalid_argument("kworker_noise_period_us must be 0 (off) or at least 100");
   if (name == "sched_tunable_scaling" && v > 2)
     throw std::invalid_argument("sched_tunable_scaling must be 0, 1 or 2");
   it->second = v;

@@ -63,6 +63,14 @@ Co<void> Proc::nanosleep(int64_t ns) {
   co_await block();
 }
 
+Co<void> Proc::kthread_sleep_until(int64_t expires, const char* wchan) {
+  task_->state = TaskState::Interruptible;
+  task_->wchan = wchan;
+  expires = std::max(expires, now());
+  kernel_.start_hrtimer(cpu(), expires, expires + Kernel::TIMER_SLACK_NS, task_);
+  co_await block();
+}
+
 Co<void> Proc::wait_event(WaitQueue& wq, std::function<bool()> cond, const char* wchan, bool exclusive) {
   // prepare_to_wait(); if (!cond) schedule(); finish_wait() — the check and
   // the sleep are atomic here because the simulation is single-threaded.
@@ -191,7 +199,8 @@ Kernel::Kernel(hw::Machine& machine, KernelConfig config, uint64_t seed)
       domains_(machine.topo(), config_.preset().version),
       jitter_rng_(seed, "cost-jitter"),
       policy_rng_(seed, "policy"),
-      watchdog_rng_(seed, "watchdog-phase") {
+      watchdog_rng_(seed, "watchdog-phase"),
+      kworker_noise_rng_(seed, "kworker-noise") {
   cpus_.resize(static_cast<size_t>(machine.nr_cpus()));
   for (auto& c : cpus_) {
     c.tick_offset = tick_phase(static_cast<int>(&c - cpus_.data()));
@@ -280,6 +289,46 @@ Task* Kernel::spawn(const std::string& comm, Program program, int c) {
   for (auto* o : observers_) o->on_wakeup(now_ns(), c, t, c, true);
   policy_->check_preempt_curr(c, t, WF_FORK);
   return t;
+}
+
+Task* Kernel::spawn_kthread(const std::string& comm, Program program, int c) {
+  Task* t = spawn(comm, std::move(program), c);
+  t->kthread = true;
+  hw::CpuMask only;
+  only.set(c);
+  t->cpus_allowed = only;  // kthread_bind()
+  --live_tasks_;           // the run ends without it
+  return t;
+}
+
+namespace {
+// The kworker_noise what-if's thread: a per-CPU kworker whose delayed work
+// re-arms itself, as vmstat_update() does (mm/vmstat.c, v4.0:
+// schedule_delayed_work_on(cpu, ..., round_jiffies_relative(
+// sysctl_stat_interval))). The timer wakes the worker on its CPU; it runs the
+// work in the kernel and sleeps in worker_thread() until the next expiry.
+// Reading chosen: an hrtimer with the default slack stands for the work's
+// timer, and each CPU's phase is random, as round_jiffies() skews each CPU's
+// expiry by 3 jiffies a CPU number and the machine has been up a while.
+Co<void> periodic_kworker(Proc& p, int64_t first_ns, int64_t period_ns, int64_t run_ns) {
+  int64_t next = p.now() + first_ns;
+  for (;;) {
+    co_await p.kthread_sleep_until(next, "worker_thread");
+    co_await p.sys(run_ns, CostPath::Process);
+    next += period_ns;
+  }
+}
+}  // namespace
+
+void Kernel::start_kworker_noise() {
+  const int64_t period_ns = config_.sysctl("kworker_noise_period_us") * 1000;
+  const int64_t run_ns = config_.sysctl("kworker_noise_run_us") * 1000;
+  if (period_ns <= 0) return;
+  for (int c = 0; c < nr_cpus(); ++c) {
+    const auto first = static_cast<int64_t>(kworker_noise_rng_.below(static_cast<uint64_t>(period_ns)));
+    Program work = [first, period_ns, run_ns](Proc& p) { return periodic_kworker(p, first, period_ns, run_ns); };
+    spawn_kthread("kworker/" + std::to_string(c) + ":1", std::move(work), c);
+  }
 }
 
 bool Kernel::idle_cpu(int c) const {
@@ -1404,6 +1453,7 @@ RunResult Kernel::run(int64_t time_limit_ns, uint64_t event_limit) {
     // the governor picks its state and the CPU joins nohz.idle_cpus_mask, so
     // a CPU that never ran a task is still found by NOHZ idle balancing.
     booted_ = true;
+    start_kworker_noise();
     for (int c = 0; c < nr_cpus(); ++c) {
       Cpu& k = cpu(c);
       if (!k.idle) continue;

@@ -129,6 +129,9 @@ class Proc {
   // nanosleep()/usleep(): sleep on an hrtimer (kernel/time/hrtimer.c
   // hrtimer_nanosleep()) armed on this CPU with the task's timer slack.
   Co<void> nanosleep(int64_t ns);
+  // A kernel thread's timed sleep: no system call, an hrtimer armed on this
+  // CPU for `expires` (with the default timer slack), sleeping in `wchan`.
+  Co<void> kthread_sleep_until(int64_t expires, const char* wchan);
 
  private:
   int64_t jittered(int64_t ns);
@@ -175,6 +178,10 @@ class Kernel final : public SchedCore {
   }
   // Create the first task of the workload on `cpu`.
   Task* spawn(const std::string& comm, Program program, int cpu);
+  // A kernel thread bound to `cpu` (kthread_create_on_node() +
+  // kthread_bind()). It may run forever: the run ends once the workload's
+  // own tasks have exited.
+  Task* spawn_kthread(const std::string& comm, Program program, int cpu);
   // Run until every task has exited, a deadlock, or a limit.
   RunResult run(int64_t time_limit_ns, uint64_t event_limit);
 
@@ -406,7 +413,9 @@ class Kernel final : public SchedCore {
   uint64_t seed_;
   SchedDomains domains_;
   sim::EventQueue events_;
-  sim::Rng jitter_rng_, policy_rng_, watchdog_rng_;
+  sim::Rng jitter_rng_, policy_rng_, watchdog_rng_, kworker_noise_rng_;
+  // The kworker_noise_* what-if's per-CPU threads, started at boot.
+  void start_kworker_noise();
   std::unique_ptr<SchedClass> policy_;
   std::vector<Cpu> cpus_;
   std::vector<std::unique_ptr<Task>> tasks_;

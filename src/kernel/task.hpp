@@ -92,6 +92,7 @@ struct Task {
   std::string comm;
   int nice = 0;
   hw::CpuMask cpus_allowed;
+  bool kthread = false;  // a kernel thread (spawn_kthread()): not waited for at the end of a run
   TaskState state = TaskState::Running;
   int cpu = 0;          // task_cpu(p): the CPU whose runqueue holds it / it last ran on
   bool on_rq = false;   // queued (including running)

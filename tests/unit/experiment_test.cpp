@@ -137,6 +137,29 @@ TEST(Experiment, EveryShippedExperimentIsValid) {
   EXPECT_GE(files, 5);
 }
 
+// smt_wakeup_share is where the wakees went: ipc-bench's ping-pong pinned
+// to one core's two threads wakes across the SMT domain every time, pinned
+// to two cores never (but for the start), so the share is ~100% and ~0%.
+TEST(Experiment, SmtWakeupShareIsTheWakeupsBetweenOneCoresThreads) {
+  auto share_of = [](const std::string& b) {
+    experiment::RunSpec spec;
+    spec.machine = "1s2c2t";  // cpu0 and cpu2 are core 0's threads, cpu1 is core 1
+    spec.kernel = "linux-4.0";
+    spec.bench = "pipe_lat";
+    spec.bench_args = {"-s", "128", "-c", "200", "-a", "0", "-b", b};
+    spec.seed = 1;
+    const auto one = experiment::run_once(spec);
+    const auto m = experiment::stat_metrics_of(one.stats, {"smt_wakeup_share"});
+    EXPECT_EQ(m.size(), 1u);
+    EXPECT_EQ(m.at(0).unit, "%");
+    EXPECT_GE(one.stats.wakeups, 400);  // 200 round trips
+    return m.at(0).value;
+  };
+  EXPECT_GT(share_of("2"), 95.0);
+  EXPECT_LE(share_of("2"), 100.0);
+  EXPECT_LT(share_of("1"), 1.0);  // only the start-up wakeups
+}
+
 // Kernel statistics listed in stat_metrics are tabulated like the
 // benchmark's metrics: one value per repeat, taken from that run's summary,
 // and tested against noise. A bad list fails at load.
@@ -680,4 +703,44 @@ TEST(Experiment, KernelWorkByPathIsTheBusyTimeInTheWindowWithoutSmt) {
     const int64_t unexplained = s.busy_ns_total - s.spin_ns_total - s.switch_wait_ns - work;
     EXPECT_LT(std::llabs(unexplained), kEdgesNs) << bench << ": busy " << s.busy_ns_total << ", work " << work;
   }
+}
+
+// The kworker_noise what-if: a kernel thread bound to each CPU wakes every
+// period and works for run_us. The run still ends with the benchmark's
+// tasks, each CPU's thread wakes about elapsed/period times, it never
+// leaves its CPU, and the run is deterministic. Off (the default), none run.
+TEST(Experiment, KworkerNoiseWakesEachCpuEveryPeriodAndEndsWithTheBenchmark) {
+  experiment::RunSpec spec;
+  spec.machine = "1s2c2t";
+  spec.kernel = "linux-4.0";
+  spec.bench = "pipe";
+  spec.bench_args = {"-l", "20000"};
+  spec.seed = 3;
+  const auto quiet = experiment::run_once(spec);
+  EXPECT_EQ(quiet.stats.sleeps.count("worker_thread"), 0u);
+  spec.sysctls = {"kworker_noise_period_us=1000", "kworker_noise_run_us=5"};
+  std::string trace = "/tmp/schedlab_kworker_noise_trace.txt";
+  spec.trace_path = trace;
+  const auto noisy = experiment::run_once(spec);
+  EXPECT_EQ(noisy.run.outcome, kernel::RunResult::Outcome::Completed);
+  ASSERT_EQ(noisy.stats.sleeps.count("worker_thread"), 1u);
+  // Counted from the benchmark's start to its end, on 4 CPUs.
+  const double expected = 4.0 * static_cast<double>(noisy.stats.elapsed_ns) / 1e6;
+  EXPECT_GT(expected, 100);
+  EXPECT_NEAR(static_cast<double>(noisy.stats.sleeps.at("worker_thread")), expected, 8.0);
+  // Bound: no kworker is ever migrated.
+  std::ifstream in(trace);
+  int kworker_lines = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("comm=kworker/") == std::string::npos) continue;
+    ++kworker_lines;
+    EXPECT_EQ(line.find("sched_migrate_task"), std::string::npos) << line;
+  }
+  EXPECT_GT(kworker_lines, 100);
+  const auto again = experiment::run_once(spec);
+  EXPECT_EQ(again.run.events, noisy.run.events);
+  EXPECT_EQ(again.output.text, noisy.output.text);
+  EXPECT_NE(noisy.output.text, quiet.output.text);
+  spec.sysctls = {"kworker_noise_period_us=50"};
+  EXPECT_THROW(experiment::run_once(spec), std::invalid_argument);
 }
