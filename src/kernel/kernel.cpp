@@ -273,14 +273,23 @@ Task* Kernel::new_task(const std::string& comm, Program program, Task* parent, b
   return raw;
 }
 
-Task* Kernel::spawn(const std::string& comm, Program program, int c) {
+Task* Kernel::spawn(const std::string& comm, Program program, int c) { return spawn_on(comm, std::move(program), c, false); }
+
+Task* Kernel::spawn_on(const std::string& comm, Program program, int c, bool kthread) {
   if (c < 0 || c >= nr_cpus()) throw std::invalid_argument("spawn: bad cpu");
   Task* t = new_task(comm, std::move(program), nullptr, false);
   t->cpu = c;
   t->processor = c;
+  if (kthread) {
+    t->kthread = true;
+    t->cpus_allowed = hw::CpuMask{};
+    t->cpus_allowed.set(c);  // kthread_bind()
+    --live_tasks_;           // the run ends without it
+  }
   // A spawned task is a session leader (a login shell, an ssh command):
-  // sys_setsid() -> sched_autogroup_create_attach().
-  if (config_.preset().policy == PolicyKind::Cfs && config_.sysctl("sched_autogroup_enabled"))
+  // sys_setsid() -> sched_autogroup_create_attach(). Kernel threads stay in
+  // the root task group.
+  if (!kthread && config_.preset().policy == PolicyKind::Cfs && config_.sysctl("sched_autogroup_enabled"))
     t->autogroup = next_autogroup_++;
   policy_->task_fork(t);
   policy_->init_task_runnable_average(t);
@@ -292,13 +301,7 @@ Task* Kernel::spawn(const std::string& comm, Program program, int c) {
 }
 
 Task* Kernel::spawn_kthread(const std::string& comm, Program program, int c) {
-  Task* t = spawn(comm, std::move(program), c);
-  t->kthread = true;
-  hw::CpuMask only;
-  only.set(c);
-  t->cpus_allowed = only;  // kthread_bind()
-  --live_tasks_;           // the run ends without it
-  return t;
+  return spawn_on(comm, std::move(program), c, true);
 }
 
 namespace {

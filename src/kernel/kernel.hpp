@@ -414,6 +414,7 @@ class Kernel final : public SchedCore {
   SchedDomains domains_;
   sim::EventQueue events_;
   sim::Rng jitter_rng_, policy_rng_, watchdog_rng_, kworker_noise_rng_;
+  Task* spawn_on(const std::string& comm, Program program, int cpu, bool kthread);
   // The kworker_noise_* what-if's per-CPU threads, started at boot.
   void start_kworker_noise();
   std::unique_ptr<SchedClass> policy_;
