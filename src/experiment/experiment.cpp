@@ -44,10 +44,13 @@ const StatMetric STAT_METRICS[] = {
     {"wasted_cpu", "ms", [](const obs::Summary& s) { return static_cast<double>(s.wasted_ns) / 1e6; }},
     {"context_switches", "switches", [](const obs::Summary& s) { return static_cast<double>(s.context_switches); }},
     {"migrations", "migrations", [](const obs::Summary& s) { return static_cast<double>(s.migrations); }},
-    // Not a cost: where the wakees went. The share of all wakeups whose waker
-    // and wakee were on the two threads of one core. For pipe instances it
-    // tells how many pairs ended on one core, which decides a run's rate
-    // (stop 40: a pair on one core's threads runs ~14% faster than on two).
+    // Not a cost: where the wakees went. The share of all wakeups (local
+    // ones included) whose waker and wakee were on the two threads of one
+    // core, by the topology's SMT level (on 2.4 too, which has no domains).
+    // For pipe instances it tells how many pairs sit on one core's threads
+    // (a pair stacked on one CPU counts as neither), which decides a run's
+    // rate (stop 40: a pair on one core's threads runs ~14% faster than on
+    // two). 0 on a machine without SMT.
     {"smt_wakeup_share", "%", [](const obs::Summary& s) {
        const auto smt = s.wakeups_by_level.find("SMT");
        if (s.wakeups == 0 || smt == s.wakeups_by_level.end()) return 0.0;

@@ -111,13 +111,14 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
        "group scheduling by session (CONFIG_SCHED_AUTOGROUP): each spawned task starts a session in a new task "
        "group that its children inherit (4.0 only; 0 = a kernel without CONFIG_FAIR_GROUP_SCHED)"},
       {"kworker_noise_period_us", "us",
-       "what-if, not a kernel sysctl (0 = off, the default): one kernel thread bound to each CPU, as a per-CPU "
-       "kworker running periodic work (vmstat_update() every sysctl_stat_interval, 1 s), wakes every this many "
+       "what-if, not a kernel sysctl (0 = off, the default; CFS presets only): one kernel thread bound to each "
+       "CPU, as a per-CPU kworker running periodic work (4.0's vmstat_update(), every sysctl_stat_interval = 1 s "
+       "on a CPU whose counters changed), wakes every this many "
        "microseconds, first at a random phase (RNG stream kworker-noise), and runs kworker_noise_run_us in the "
        "kernel. It makes the CPU busy for that long, so a wakee whose previous CPU it holds is placed anew: the "
        "machine's own threads are what keeps a benchmark's layout from freezing at launch. The run ends with the "
        "benchmark's tasks, and a deadlock then shows as the time limit"},
-      {"kworker_noise_run_us", "us", "with kworker_noise_period_us: the kernel work each wakeup does"},
+      {"kworker_noise_run_us", "us", "with kworker_noise_period_us: the kernel work each wakeup does (less than the period)"},
       {"intel_idle.max_cstate", "states",
        "boot parameter: register only the first N C-states of the profile (POLL stays); 1 = C1 only (CFS presets)"},
   };

@@ -306,13 +306,16 @@ Task* Kernel::spawn_kthread(const std::string& comm, Program program, int c) {
 
 namespace {
 // The kworker_noise what-if's thread: a per-CPU kworker whose delayed work
-// re-arms itself, as vmstat_update() does (mm/vmstat.c, v4.0:
-// schedule_delayed_work_on(cpu, ..., round_jiffies_relative(
-// sysctl_stat_interval))). The timer wakes the worker on its CPU; it runs the
-// work in the kernel and sleeps in worker_thread() until the next expiry.
-// Reading chosen: an hrtimer with the default slack stands for the work's
-// timer, and each CPU's phase is random, as round_jiffies() skews each CPU's
-// expiry by 3 jiffies a CPU number and the machine has been up a while.
+// re-arms itself, as vmstat_update() does on a CPU whose counters changed
+// (v4.0 mm/vmstat.c: schedule_delayed_work(this_cpu_ptr(&vmstat_work),
+// round_jiffies_relative(sysctl_stat_interval)); a CPU whose counters did not
+// change is left to vmstat_shepherd(), which this does not model). The timer
+// wakes the worker on its CPU; it runs the work in the kernel and sleeps in
+// worker_thread() until the next expiry. Readings chosen: an hrtimer with the
+// default slack stands for the work's jiffy timer; each CPU's phase is
+// random, as round_jiffies() skews each CPU's expiry by 3 jiffies a CPU number
+// and the machine has been up a while; the work is booked under the process
+// path (CostPath has no kernel-thread path).
 Co<void> periodic_kworker(Proc& p, int64_t first_ns, int64_t period_ns, int64_t run_ns) {
   int64_t next = p.now() + first_ns;
   for (;;) {
@@ -327,6 +330,10 @@ void Kernel::start_kworker_noise() {
   const int64_t period_ns = config_.sysctl("kworker_noise_period_us") * 1000;
   const int64_t run_ns = config_.sysctl("kworker_noise_run_us") * 1000;
   if (period_ns <= 0) return;
+  if (config_.preset().policy == PolicyKind::Linux24)
+    throw std::invalid_argument("kworker_noise needs hrtimers and kworkers, which 2.4 does not have");
+  if (run_ns >= period_ns)
+    throw std::invalid_argument("kworker_noise_run_us must be shorter than kworker_noise_period_us");
   for (int c = 0; c < nr_cpus(); ++c) {
     const auto first = static_cast<int64_t>(kworker_noise_rng_.below(static_cast<uint64_t>(period_ns)));
     Program work = [first, period_ns, run_ns](Proc& p) { return periodic_kworker(p, first, period_ns, run_ns); };
@@ -531,7 +538,7 @@ void Kernel::do_exit(Task* p) {
   charge(p->cpu, jitter(machine_.costs().exit_base), CostPath::Process);
   p->state = TaskState::Dead;
   if (p->parent) p->parent->dead_children.insert(p->pid);
-  if (--live_tasks_ == 0) events_.stop();
+  if (!p->kthread && --live_tasks_ == 0) events_.stop();  // spawn_on() never counted a kernel thread
   for (auto* o : observers_) o->on_exit(now_ns(), p->cpu, p);
   policy_->task_dead(p);
   // do_notify_parent(): 4.0 wakes the parent with __wake_up_sync_key(); 2.4

@@ -743,4 +743,10 @@ TEST(Experiment, KworkerNoiseWakesEachCpuEveryPeriodAndEndsWithTheBenchmark) {
   EXPECT_NE(noisy.output.text, quiet.output.text);
   spec.sysctls = {"kworker_noise_period_us=50"};
   EXPECT_THROW(experiment::run_once(spec), std::invalid_argument);
+  // The work must end before the next period; 2.4 has no hrtimers or kworkers.
+  spec.sysctls = {"kworker_noise_period_us=1000", "kworker_noise_run_us=1000"};
+  EXPECT_THROW(experiment::run_once(spec), std::invalid_argument);
+  spec.sysctls = {"kworker_noise_period_us=1000", "kworker_noise_run_us=5"};
+  spec.kernel = "linux-2.4.19";
+  EXPECT_THROW(experiment::run_once(spec), std::invalid_argument);
 }
