@@ -601,6 +601,7 @@ void Kernel::schedule(int c, bool preempt) {
   }
   if (per_cpu_rq_locks()) lock_rq(c, c, costs.rq_lock_hold, CostPath::RqLock);
   k.curr = nullptr;
+  if (k.stop_work) run_stopper(c);
   Task* next = policy_->pick_next_task(c, prev, true);
   k.clock_skip = 0;
   // clear_tsk_need_resched(prev) after the pick: a task pulled by the newly
@@ -889,6 +890,39 @@ void Kernel::resched_curr(int c) {
   if (k.need_resched) return;
   k.need_resched = true;
   if (c != this_cpu_ && k.curr) kick_cpu(c, Kick::Resched);
+}
+
+// stop_one_cpu_nowait() -> cpu_stop_queue_work() (4.0 kernel/stop_machine.c)
+// wakes the CPU's stopper thread, whose stop class preempts any task
+// (check_preempt_curr(): a higher class always resched_curr()s). The task
+// gives up the CPU at its next preemption point, or sooner if it sleeps, and
+// the stopper runs in that schedule(): run_stopper(). A CPU with no current
+// task runs the work at once: the wakeup's trip out of idle is not charged
+// (reading chosen; a balancer asks only a CPU it found busy).
+void Kernel::stop_one_cpu_nowait(int c) {
+  Cpu& k = cpu(c);
+  if (!k.curr) {
+    const int caller = this_cpu_;
+    this_cpu_ = c;
+    policy_->cpu_stop_work(c);
+    this_cpu_ = caller;
+    return;
+  }
+  k.stop_work = true;
+  resched_curr(c);
+}
+
+// __schedule() picks the stopper before any other class: the preempted task
+// has been put back (put_prev_task()), so the work sees it queued and not
+// running. The switch into the stopper and back out of it is charged as one
+// context switch, as Pending::Migrate's stopper is. The stopper's own pick
+// clears the clock skip (4.0 __schedule(): "rq->clock_skip_update = 0").
+void Kernel::run_stopper(int c) {
+  Cpu& k = cpu(c);
+  k.stop_work = false;
+  k.clock_skip = 0;
+  charge(c, jitter(machine_.costs().context_switch), CostPath::ContextSwitch);
+  policy_->cpu_stop_work(c);
 }
 
 // A CPU idling in MWAIT has its monitor armed on the idle task's thread flags

@@ -230,6 +230,7 @@ class Kernel final : public SchedCore {
     return cpus_[static_cast<size_t>(cpu)].idle_since;
   }
   void resched_curr(int cpu) override;
+  void stop_one_cpu_nowait(int cpu) override;
   [[nodiscard]] bool need_resched(int c) const override { return cpu(c).need_resched; }
   // schedstat's sched_count: calls of schedule() on the CPU.
   [[nodiscard]] int64_t sched_count(int c) const { return cpu(c).sched_count; }
@@ -320,6 +321,7 @@ class Kernel final : public SchedCore {
     int64_t rq_clock = SCHED_CLOCK_AT_START_NS;
     uint8_t clock_skip = 0;
     bool balance_kick = false;   // a balance kick not yet handled
+    bool stop_work = false;      // the stopper has work queued (stop_one_cpu_nowait())
     bool nohz_kick_bit = false;  // NOHZ_BALANCE_KICK: set by the kick, cleared when its pass ends
     std::vector<Task*> wake_list;
     RqLines rq_lines;  // the ttwu_lines switch (CFS)
@@ -381,6 +383,7 @@ class Kernel final : public SchedCore {
   void segment_done(int c, uint64_t gen);
   void advance(int c);
   void schedule(int c, bool preempt);
+  void run_stopper(int c);
   void finish_switch(int c, Task* prev, Task* next);
   void enter_idle(int c);
   int choose_idle_state(int c);

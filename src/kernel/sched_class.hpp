@@ -78,6 +78,12 @@ class SchedCore {
   [[nodiscard]] virtual int64_t idle_stamp(int cpu) const = 0;
   // resched_curr(): set need_resched on cpu; an IPI if it is remote.
   virtual void resched_curr(int cpu) = 0;
+  // stop_one_cpu_nowait(): queue work for cpu's stopper thread. The stopper
+  // preempts whatever runs there; the policy's cpu_stop_work(cpu) then runs
+  // inside that CPU's next schedule(), once the preempted task is back on
+  // its runqueue and no longer current. On a CPU with no current task it
+  // runs at once.
+  virtual void stop_one_cpu_nowait(int cpu) = 0;
   [[nodiscard]] virtual bool need_resched(int cpu) const = 0;
   // Charge kernel CPU time to `cpu` (the current CPU unless stated) for the
   // work of `path`.
@@ -158,6 +164,8 @@ class SchedClass {
   virtual void trigger_load_balance(int cpu) = 0;
   // Called by a CPU that was kicked to balance for idle CPUs (nohz ILB).
   virtual void nohz_idle_balance(int cpu) {}
+  // The work queued by SchedCore::stop_one_cpu_nowait(), run by cpu's stopper.
+  virtual void cpu_stop_work(int cpu) {}
   // After a context switch away from prev (2.4 __schedule_tail).
   virtual void schedule_tail(int cpu, Task* prev) {}
   // The task exits (task_dead / release).

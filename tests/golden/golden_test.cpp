@@ -605,3 +605,27 @@ TEST(Golden, ADeadlockAfterASwitchSpinIsReported) {
   EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Deadlock);
   EXPECT_LE(r.end_ns, 2000000);  // found once the last ticks have run, not hung
 }
+
+// Active balance (4.0 load_balance() -> active_load_balance_cpu_stop()): two
+// hogs on the two threads of socket 0's core (CPUs 0 and 2 of 2s1c2t),
+// socket 1 idle. Two busy CPUs in one LLC make the busy ones kick the nohz
+// idle balancer (nohz_kick_needed(): sd_busy's nr_busy_cpus > 1). Each busy
+// CPU runs a single task, so the idle socket's balance finds nothing queued
+// to pull (can_migrate_task() refuses a running task); after
+// cache_nice_tries + 3 failures it kicks the stopper on the busiest CPU,
+// which preempts the hog and pushes it to the idle socket. (On one LLC, as
+// 1s2c2t, 4.0 never kicks: sd_busy is the LLC's parent, and the hogs stay.)
+TEST(Golden, CfsActiveBalancePushesTheRunningHogToTheIdleCore) {
+  TinySim s("2s1c2t", "linux-4.0");
+  obs::FtraceWriter trace(4);
+  s.k.add_observer(&trace);
+  s.k.spawn("hogA", [](Proc& p) { return hog(p, 60000000, 1000000); }, 0);
+  s.k.spawn("hogB", [](Proc& p) { return hog(p, 60000000, 1000000); }, 2);
+  check_golden("cfs_active_balance_pushes_running_hog", s, trace);
+  if (::testing::Test::IsSkipped()) return;
+  const std::string t = trace.text();
+  const auto at = t.find("sched_migrate_task: comm=hog");
+  ASSERT_NE(at, std::string::npos) << "no hog was moved";
+  const int dest = std::stoi(t.substr(t.find("dest_cpu=", at) + 9, 3));
+  EXPECT_TRUE(dest == 1 || dest == 3) << "moved to cpu " << dest;
+}

@@ -44,8 +44,10 @@
 // No cgroups beyond autogroup, no nested groups, no CFS bandwidth, no RT
 // class, no NUMA balancing, no rt_avg capacity scaling;
 // update_blocked_averages() costs nothing; CPU capacity is static
-// (smt_gain/2 for SMT threads). Active balance moves a queued task but not
-// the preempted current one. Time spent in balancing and placement is
+// (smt_gain/2 for SMT threads). Active balance's stopper moves its task
+// when the preempted one's schedule() starts, before the switch away from
+// it is charged, so the new CPU may start it ~1 us before the trace shows
+// the old CPU switch out; the stopper itself is not traced. Time spent in balancing and placement is
 // charged from the cost model (per CPU scanned), not measured. SD_SERIALIZE
 // never contends: a balance pass is instantaneous in simulated time and its
 // cost is charged afterwards. The affinity-induced
@@ -274,6 +276,7 @@ class Cfs final : public SchedClass {
   bool group_load_what_if() const { return feats_.GROUP_RUNNABLE_WEIGHT || feats_.GROUP_ENTITY_REFRESH; }
   int64_t load_if_refreshed(int cpu, bool with_blocked) const;
   void nohz_idle_balance(int cpu) override;
+  void cpu_stop_work(int cpu) override;
   void cpu_went_idle(int cpu) override;
   void cpu_exited_idle(int cpu) override;
   void set_next_task_idle(int cpu) override;
@@ -371,6 +374,7 @@ class Cfs final : public SchedClass {
     int64_t next_balance = 0;
     int64_t cpu_capacity = 1024;
     bool active_balance = false;
+    int push_cpu = -1;  // where the stopper's active balance pushes a task
     // The task schedule() put back but pick_next_task_fair() has not yet
     // handled: with group scheduling the pick puts only the levels that
     // change.
@@ -2116,7 +2120,11 @@ bool Cfs::can_migrate_task(Task* p, LbEnv& env) {
 
 void Cfs::move_task(Task* p, int src, int dst) {
   // detach_task() + attach_task(): dequeue (vruntime made relative),
-  // set_task_cpu(), enqueue on dst, check preemption there.
+  // set_task_cpu(), enqueue on dst, check preemption there. The stopper's
+  // active balance may move the task schedule() has just put back: it is put
+  // at all levels first, as Cfs::dequeue_task() does for the stopper's
+  // migration.
+  if (rq(src).prev == p) flush_prev(src);
   core_.sched_info_dequeued(src, p);
   dequeue_task_fair(src, p, 0);
   core_.set_task_cpu(p, dst);
@@ -2473,12 +2481,25 @@ int Cfs::load_balance(int this_cpu, int level, CpuIdleType idle, bool* continue_
   return ld_moved;
 }
 
-// active_load_balance_cpu_stop(): the busiest CPU's stopper pushes one
-// queued task to the CPU that asked. Modelled at the request time.
+// load_balance() (4.0 fair.c) kicks the busiest CPU's stopper:
+// stop_one_cpu_nowait(active_load_balance_cpu_stop). rq->active_balance
+// stays set until the stopper has run, so no second kick is queued.
 void Cfs::active_load_balance(int busiest_cpu, int target_cpu) {
+  rq(busiest_cpu).push_cpu = target_cpu;
+  core_.stop_one_cpu_nowait(busiest_cpu);
+}
+
+// active_load_balance_cpu_stop() (4.0 fair.c), on the busiest CPU. The
+// stopper has preempted the task that ran there, so detach_one_task() may
+// move that task too: this is how a CPU running a single task is relieved of
+// it. "busiest_rq->nr_running <= 1" counts the stopper itself, so one CFS
+// task is enough.
+void Cfs::cpu_stop_work(int busiest_cpu) {
   Rq& b = rq(busiest_cpu);
+  if (!b.active_balance) return;
   b.active_balance = false;
-  if (b.cfs.h_nr_running <= 1) return;
+  const int target_cpu = b.push_cpu;
+  if (b.cfs.h_nr_running < 1 || target_cpu < 0 || target_cpu == busiest_cpu) return;
   const int level = core_.domains().level_spanning(target_cpu, busiest_cpu);
   if (level < 0) return;
   LbEnv env;
@@ -2766,3 +2787,4 @@ std::string Cfs::check_invariants() const {
 std::unique_ptr<SchedClass> make_cfs(SchedCore& core) { return std::make_unique<Cfs>(core); }
 
 }  // namespace kernel
+
