@@ -896,9 +896,12 @@ void Kernel::resched_curr(int c) {
 // wakes the CPU's stopper thread, whose stop class preempts any task
 // (check_preempt_curr(): a higher class always resched_curr()s). The task
 // gives up the CPU at its next preemption point, or sooner if it sleeps, and
-// the stopper runs in that schedule(): run_stopper(). A CPU with no current
-// task runs the work at once: the wakeup's trip out of idle is not charged
-// (reading chosen; a balancer asks only a CPU it found busy).
+// the stopper runs in that schedule(): run_stopper(). The stopper's wakeup
+// updates the rq clock (activate_task()) and, as the task must now
+// reschedule, requests the clock skip (check_preempt_curr()), as
+// Pending::Migrate's does. A CPU with no current task runs the work at once,
+// its trip out of idle not charged (reading chosen; CFS's load_balance()
+// never asks such a CPU: its curr is the idle task, bound to it).
 void Kernel::stop_one_cpu_nowait(int c) {
   Cpu& k = cpu(c);
   if (!k.curr) {
@@ -909,14 +912,18 @@ void Kernel::stop_one_cpu_nowait(int c) {
     return;
   }
   k.stop_work = true;
+  update_rq_clock(c);
   resched_curr(c);
+  rq_clock_skip_request(c);
 }
 
 // __schedule() picks the stopper before any other class: the preempted task
 // has been put back (put_prev_task()), so the work sees it queued and not
 // running. The switch into the stopper and back out of it is charged as one
-// context switch, as Pending::Migrate's stopper is. The stopper's own pick
-// clears the clock skip (4.0 __schedule(): "rq->clock_skip_update = 0").
+// context switch, as Pending::Migrate's stopper is; a task the stopper
+// leaves in place is picked again without a traced switch. The stopper's
+// own pick clears the clock skip (4.0 __schedule(): "rq->clock_skip_update =
+// 0"), so a task it moves is dequeued on a clock that moves.
 void Kernel::run_stopper(int c) {
   Cpu& k = cpu(c);
   k.stop_work = false;

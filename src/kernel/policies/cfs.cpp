@@ -45,9 +45,10 @@
 // class, no NUMA balancing, no rt_avg capacity scaling;
 // update_blocked_averages() costs nothing; CPU capacity is static
 // (smt_gain/2 for SMT threads). Active balance's stopper moves its task
-// when the preempted one's schedule() starts, before the switch away from
-// it is charged, so the new CPU may start it ~1 us before the trace shows
-// the old CPU switch out; the stopper itself is not traced. Time spent in balancing and placement is
+// when the preempted one's schedule() starts, before that schedule()'s own
+// costs are paid, so the new CPU may start it before the trace shows the old
+// CPU switch away from it. The stopper is not traced, and a task it leaves
+// in place is not switched out and back in. Time spent in balancing and placement is
 // charged from the cost model (per CPU scanned), not measured. SD_SERIALIZE
 // never contends: a balance pass is instantaneous in simulated time and its
 // cost is charged afterwards. The affinity-induced
@@ -2120,11 +2121,7 @@ bool Cfs::can_migrate_task(Task* p, LbEnv& env) {
 
 void Cfs::move_task(Task* p, int src, int dst) {
   // detach_task() + attach_task(): dequeue (vruntime made relative),
-  // set_task_cpu(), enqueue on dst, check preemption there. The stopper's
-  // active balance may move the task schedule() has just put back: it is put
-  // at all levels first, as Cfs::dequeue_task() does for the stopper's
-  // migration.
-  if (rq(src).prev == p) flush_prev(src);
+  // set_task_cpu(), enqueue on dst, check preemption there.
   core_.sched_info_dequeued(src, p);
   dequeue_task_fair(src, p, 0);
   core_.set_task_cpu(p, dst);
@@ -2444,8 +2441,12 @@ int Cfs::load_balance(int this_cpu, int level, CpuIdleType idle, bool* continue_
       ++lb_stats_[static_cast<size_t>(idle)].failed;
       if (idle != CpuIdleType::NewlyIdle) sd.nr_balance_failed++;
       if (sd.nr_balance_failed > static_cast<unsigned>(sd.cache_nice_tries + 2)) {
+        // "don't kick the active_load_balance_cpu_stop, if the curr task on
+        // busiest cpu can't be moved to this_cpu". A busiest CPU with no
+        // task running has its idle task as curr, which init_idle() binds
+        // to that CPU, so 4.0 takes out_one_pinned there too.
         Task* bcurr = core_.curr(busiest);
-        if (bcurr && !bcurr->cpus_allowed.test(this_cpu)) {
+        if (!bcurr || !bcurr->cpus_allowed.test(this_cpu)) {
           env.flags |= LBF_ALL_PINNED;
           one_pinned = true;
           break;
@@ -2495,6 +2496,9 @@ void Cfs::active_load_balance(int busiest_cpu, int target_cpu) {
 // it. "busiest_rq->nr_running <= 1" counts the stopper itself, so one CFS
 // task is enough.
 void Cfs::cpu_stop_work(int busiest_cpu) {
+  // Picking the stopper puts the previous task at every level (4.0
+  // pick_next_task_fair()'s simple path), whatever the stopper then moves.
+  flush_prev(busiest_cpu);
   Rq& b = rq(busiest_cpu);
   if (!b.active_balance) return;
   b.active_balance = false;
