@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <mutex>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
@@ -43,6 +44,9 @@ const StatMetric STAT_METRICS[] = {
     // CPU time idle while a task waited on a runqueue.
     {"wasted_cpu", "ms", [](const obs::Summary& s) { return static_cast<double>(s.wasted_ns) / 1e6; }},
     {"context_switches", "switches", [](const obs::Summary& s) { return static_cast<double>(s.context_switches); }},
+    // CPU time not idle, summed over the CPUs: user, kernel and lock spin
+    // (mpstat's 100% - idle%, times the CPUs and the window).
+    {"busy_cpu", "ms", [](const obs::Summary& s) { return static_cast<double>(s.busy_ns_total) / 1e6; }},
     {"migrations", "migrations", [](const obs::Summary& s) { return static_cast<double>(s.migrations); }},
     // Not a cost: where the wakees went. The share of all wakeups (local
     // ones included) whose waker and wakee were on the two threads of one
@@ -142,6 +146,20 @@ Experiment load_experiment(const std::string& path) {
       x.stat_metrics.push_back(*name);
     }
   }
+  if (t.contains("slopes")) {
+    const auto* sl = t["slopes"].as_array();
+    if (!sl) throw std::invalid_argument(path + ": slopes must be a list of [y, x] pairs");
+    for (auto& e : *sl) {
+      const auto* pair = e.as_array();
+      const auto y = pair && pair->size() == 2 ? (*pair)[0].value<std::string>() : std::nullopt;
+      const auto xn = pair && pair->size() == 2 ? (*pair)[1].value<std::string>() : std::nullopt;
+      if (!y || !xn) throw std::invalid_argument(path + ": every slopes entry is a pair of names, [y, x]");
+      for (const auto& n : {*y, *xn})
+        if (std::find(x.stat_metrics.begin(), x.stat_metrics.end(), n) == x.stat_metrics.end())
+          throw std::invalid_argument(path + ": slopes names '" + n + "', which stat_metrics does not list");
+      x.slopes.emplace_back(*y, *xn);
+    }
+  }
   if (x.variants.empty()) x.variants.push_back({"baseline", "", "", {}});
   if (x.workloads.empty()) throw std::invalid_argument(path + ": no [[workloads]]");
   // Validate early: bad names fail before any simulation runs, not after
@@ -187,22 +205,51 @@ double stddev_of(const std::vector<double>& v) {
   return std::sqrt(static_cast<double>(s / (v.size() - 1)));
 }
 
-double welch_halfwidth95(const std::vector<double>& a, const std::vector<double>& b) {
-  if (a.size() < 2 || b.size() < 2) return -1;
-  const double va = std::pow(stddev_of(a), 2) / a.size();
-  const double vb = std::pow(stddev_of(b), 2) / b.size();
-  if (va + vb == 0) return 0;
-  // Welch-Satterthwaite degrees of freedom; two-sided 95% critical values.
-  const double df = std::pow(va + vb, 2) /
-                    (va * va / (a.size() - 1) + vb * vb / (b.size() - 1));
+namespace {
+// Student's t, two-sided 95%, at df degrees of freedom (rounded down).
+double t_crit95(double df) {
   static const double crit[] = {0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306,
                                 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110,
                                 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
                                 2.052, 2.048, 2.045, 2.042};
   const int d = std::max(1, static_cast<int>(std::floor(df)));
   // Past 30, the value at the largest tabulated df not above d (conservative).
-  const double c = d <= 30 ? crit[d] : d < 40 ? 2.042 : d < 60 ? 2.021 : d < 120 ? 2.000 : 1.980;
-  return c * std::sqrt(va + vb);
+  return d <= 30 ? crit[d] : d < 40 ? 2.042 : d < 60 ? 2.021 : d < 120 ? 2.000 : 1.980;
+}
+}  // namespace
+
+double welch_halfwidth95(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() < 2 || b.size() < 2) return -1;
+  const double va = std::pow(stddev_of(a), 2) / a.size();
+  const double vb = std::pow(stddev_of(b), 2) / b.size();
+  if (va + vb == 0) return 0;
+  // Welch-Satterthwaite degrees of freedom.
+  const double df = std::pow(va + vb, 2) /
+                    (va * va / (a.size() - 1) + vb * vb / (b.size() - 1));
+  return t_crit95(df) * std::sqrt(va + vb);
+}
+
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
+  LineFit f;
+  const size_t n = std::min(x.size(), y.size());
+  if (n < 2) return f;
+  const std::vector<double> xs(x.begin(), x.begin() + static_cast<long>(n));
+  const std::vector<double> ys(y.begin(), y.begin() + static_cast<long>(n));
+  const double mx = mean_of(xs), my = mean_of(ys);
+  long double sxx = 0, sxy = 0, syy = 0;
+  for (size_t i = 0; i < n; ++i) {
+    sxx += (xs[i] - mx) * (xs[i] - mx);
+    sxy += (xs[i] - mx) * (ys[i] - my);
+    syy += (ys[i] - my) * (ys[i] - my);
+  }
+  if (sxx == 0) return f;
+  f.slope = static_cast<double>(sxy / sxx);
+  f.r = syy > 0 ? static_cast<double>(sxy / std::sqrt(sxx * syy)) : 0;
+  if (n >= 3) {
+    const long double sse = std::max<long double>(0, syy - sxy * sxy / sxx);
+    f.ci95 = t_crit95(static_cast<double>(n - 2)) * static_cast<double>(std::sqrt(sse / (n - 2) / sxx));
+  }
+  return f;
 }
 
 bool beyond_noise(const std::vector<double>& a, const std::vector<double>& b) {
@@ -296,6 +343,18 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
           c.change_ci95_pct = halfwidth >= 0 && b != 0 ? 100.0 * halfwidth / std::fabs(b) : -1;
         }
         res.cells.push_back(c);
+      }
+      for (const auto& [yn, xn] : exp.slopes) {
+        if (!cells.count(yn) || !cells.count(xn)) continue;
+        SlopeResult sr;
+        sr.workload = exp.workloads[w].name;
+        sr.variant = exp.variants[v].name;
+        sr.y = yn;
+        sr.x = xn;
+        sr.unit = cells[yn].unit;
+        sr.fit = fit_line(cells[xn].values, cells[yn].values);
+        sr.n = static_cast<int>(std::min(cells[xn].values.size(), cells[yn].values.size()));
+        res.slopes.push_back(sr);
       }
       // Average the explanatory statistics over the repeats.
       obs::Summary avg;
@@ -455,6 +514,32 @@ std::string format_table(const ExperimentResult& r) {
     std::snprintf(buf, sizeof buf, "%-34s %-18s %-13s %24s %17s  %s\n", wl.c_str(), c.variant.c_str(),
                   c.metric.c_str(), val, chg, c.is_baseline ? "" : (c.beyond_noise ? "yes" : "no"));
     o << buf;
+  }
+  if (!r.slopes.empty()) {
+    o << "\nSlopes across the repeats (least squares; 95% CI of the slope):\n";
+    for (const auto& sl : r.slopes) {
+      // A time per count reads best in the unit that keeps it above 1.
+      static const std::pair<const char*, double> time_units[] = {{"s", 1e9}, {"ms", 1e6}, {"us", 1e3}, {"ns", 1}};
+      double scale = 1;
+      std::string unit = sl.unit;
+      for (const auto& [u, ns] : time_units)
+        if (sl.unit == u) {
+          for (const auto& [to, to_ns] : time_units) {
+            scale = ns / to_ns;
+            unit = to;
+            if (std::fabs(sl.fit.slope * scale) >= 1) break;
+          }
+        }
+      char ci[48];
+      if (sl.fit.ci95 < 0)
+        std::snprintf(ci, sizeof ci, "%s", "");
+      else
+        std::snprintf(ci, sizeof ci, " +- %.3g", sl.fit.ci95 * scale);
+      std::snprintf(buf, sizeof buf, "%-34s %-18s %s per one of %s: %.4g%s %s (r %.2f, %d runs)\n",
+                    sl.workload.c_str(), sl.variant.c_str(), sl.y.c_str(), sl.x.c_str(), sl.fit.slope * scale, ci,
+                    unit.c_str(), sl.fit.r, sl.n);
+      o << buf;
+    }
   }
   o << "\nWhy (mean over repeats, timed window only):\n";
   std::snprintf(buf, sizeof buf, "%-34s %-18s %9s %8s %8s %9s %7s %7s %9s %8s %7s %9s %8s %8s\n", "workload",
@@ -638,6 +723,17 @@ std::string format_json(const ExperimentResult& r) {
                          {"beyond_noise", c.is_baseline ? nlohmann::json(nullptr) : nlohmann::json(c.beyond_noise)}};
     j["results"].push_back(cj);
   }
+  j["slopes"] = nlohmann::json::array();
+  for (const auto& sl : r.slopes)
+    j["slopes"].push_back({{"workload", sl.workload},
+                           {"variant", sl.variant},
+                           {"y", sl.y},
+                           {"x", sl.x},
+                           {"unit", sl.unit},
+                           {"slope", sl.fit.slope},
+                           {"slope_ci95", sl.fit.ci95 < 0 ? nlohmann::json(nullptr) : nlohmann::json(sl.fit.ci95)},
+                           {"r", sl.fit.r},
+                           {"runs", sl.n}});
   nlohmann::json stats = nlohmann::json::object();
   for (const auto& [wl, var, s] : r.stats) stats[var][wl] = summary_json(s);
   j["stats"] = stats;

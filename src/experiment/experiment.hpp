@@ -38,6 +38,11 @@ struct Experiment {
   // Kernel statistics to tabulate like benchmark metrics, with a confidence
   // interval per variant (names from stat_metric_names()).
   std::vector<std::string> stat_metrics;
+  // Least-squares slopes across the repeats, per workload and variant: {y, x}
+  // pairs of stat_metrics names. {"busy_cpu", "context_switches"} is the CPU
+  // time an extra switch brings with it where the regime varies from run to
+  // run, the quantity LKP's kernel-to-kernel comparisons give for real boxes.
+  std::vector<std::pair<std::string, std::string>> slopes;
 };
 
 Experiment load_experiment(const std::string& path);
@@ -60,9 +65,25 @@ struct CellResult {  // one workload x variant x metric
   bool is_baseline = false;
 };
 
+// y = a + slope x by least squares over the repeats.
+struct LineFit {
+  double slope = 0;
+  double ci95 = -1;  // half-width of the slope's 95% CI (t, n - 2 df); -1 with under 3 points or x constant
+  double r = 0;      // Pearson's correlation
+};
+LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y);
+
+struct SlopeResult {  // one workload x variant x (y, x) pair
+  std::string workload, variant, y, x;
+  std::string unit;  // y's unit, per one unit of x
+  LineFit fit;
+  int n = 0;
+};
+
 struct ExperimentResult {
   Experiment exp;
   std::vector<CellResult> cells;
+  std::vector<SlopeResult> slopes;
   // Mean statistics per workload and variant.
   std::vector<std::tuple<std::string, std::string, obs::Summary>> stats;
   std::vector<std::string> problems;  // deadlocks, invariant failures

@@ -226,6 +226,77 @@ TEST(Experiment, StatMetricsComeFromEachRunsSummary) {
   std::remove(path.c_str());
 }
 
+// Least squares by hand: x 1..4, y 2 4 5 8 gives slope 9.5/5 = 1.9, residuals
+// 0.1 0.2 -0.7 0.4 (SSE 0.70), s.e. sqrt(0.35 / 5), t(2) = 4.303, and
+// r = 9.5 / sqrt(5 * 18.75).
+TEST(Experiment, FitLineIsLeastSquaresWithTheSlopesConfidenceInterval) {
+  const auto f = experiment::fit_line({1, 2, 3, 4}, {2, 4, 5, 8});
+  EXPECT_NEAR(f.slope, 1.9, 1e-12);
+  EXPECT_NEAR(f.ci95, 4.303 * std::sqrt(0.35 / 5), 1e-9);
+  EXPECT_NEAR(f.r, 9.5 / std::sqrt(5 * 18.75), 1e-12);
+  const auto exact = experiment::fit_line({1, 2, 3}, {5, 8, 11});
+  EXPECT_NEAR(exact.slope, 3, 1e-12);
+  EXPECT_NEAR(exact.ci95, 0, 1e-12);
+  EXPECT_NEAR(exact.r, 1, 1e-12);
+  EXPECT_LT(experiment::fit_line({1, 2}, {1, 3}).ci95, 0);     // two points: no interval
+  EXPECT_LT(experiment::fit_line({2, 2, 2}, {1, 2, 3}).ci95, 0);  // x constant: no slope
+  EXPECT_EQ(experiment::fit_line({2, 2, 2}, {1, 2, 3}).slope, 0);
+}
+
+// slopes = [[y, x]] fits one stat_metrics column on another over the
+// repeats of each variant: busy_cpu on context_switches is the CPU an extra
+// switch brings with it. Both names must be listed in stat_metrics.
+TEST(Experiment, SlopesFitOneStatisticOnAnotherAcrossTheRepeats) {
+  const std::string path = "/tmp/schedlab_experiment_slopes_test.toml";
+  const std::string head = "name = \"t\"\nmachine = \"1s2c1t\"\nkernel = \"linux-4.0\"\nrepeats = 3\n";
+  const std::string msg = "[[workloads]]\ncommand = \"perf bench sched messaging -g 1 -l 20\"\n";
+  {
+    std::ofstream f(path);
+    f << head << "stat_metrics = [\"context_switches\", \"busy_cpu\"]\n"
+      << "slopes = [[\"busy_cpu\", \"context_switches\"]]\n" << msg;
+  }
+  const auto x = experiment::load_experiment(path);
+  ASSERT_EQ(x.slopes.size(), 1u);
+  const auto r = experiment::run_experiment(x, 1);
+  ASSERT_EQ(r.slopes.size(), 1u);
+  const experiment::CellResult* busy = nullptr;
+  const experiment::CellResult* switches = nullptr;
+  for (const auto& c : r.cells) {
+    if (c.metric == "busy_cpu") busy = &c;
+    if (c.metric == "context_switches") switches = &c;
+  }
+  ASSERT_NE(busy, nullptr);
+  ASSERT_NE(switches, nullptr);
+  EXPECT_EQ(busy->unit, "ms");
+  const auto& sl = r.slopes.front();
+  EXPECT_EQ(sl.n, 3);
+  EXPECT_EQ(sl.unit, "ms");
+  const auto f = experiment::fit_line(switches->values, busy->values);
+  EXPECT_EQ(sl.fit.slope, f.slope);
+  EXPECT_EQ(sl.fit.ci95, f.ci95);
+  // busy_cpu is the run's busy time: user, kernel and lock spin, all CPUs.
+  experiment::RunSpec spec;
+  spec.machine = "1s2c1t";
+  spec.kernel = "linux-4.0";
+  spec.bench = "messaging";
+  spec.bench_args = {"-g", "1", "-l", "20"};
+  spec.seed = x.seed;
+  const auto one = experiment::run_once(spec);
+  EXPECT_EQ(busy->values.front(), static_cast<double>(one.stats.busy_ns_total) / 1e6);
+  EXPECT_GT(busy->values.front(), 0);
+  EXPECT_NE(experiment::format_table(r).find("busy_cpu per one of context_switches"), std::string::npos);
+  EXPECT_NE(experiment::format_json(r).find("\"slopes\""), std::string::npos);
+  for (const std::string bad : {"slopes = [[\"busy_cpu\", \"migrations\"]]\n", "slopes = [[\"busy_cpu\"]]\n",
+                                "slopes = \"busy_cpu\"\n", "slopes = [[1, 2]]\n"}) {
+    {
+      std::ofstream f(path);
+      f << head << "stat_metrics = [\"context_switches\", \"busy_cpu\"]\n" << bad << msg;
+    }
+    EXPECT_THROW(experiment::load_experiment(path), std::invalid_argument) << bad;
+  }
+  std::remove(path.c_str());
+}
+
 TEST(Experiment, LoadingRejectsABadVariant) {
   const std::string path = "/tmp/schedlab_experiment_variant_test.toml";
   const std::string head = "name = \"t\"\nmachine = \"1s2c1t\"\nkernel = \"linux-4.0\"\n";
