@@ -534,8 +534,8 @@ std::string format_table(const ExperimentResult& r) {
       if (sl.fit.ci95 < 0)
         std::snprintf(ci, sizeof ci, "%s", "");
       else
-        std::snprintf(ci, sizeof ci, " +- %.3g", sl.fit.ci95 * scale);
-      std::snprintf(buf, sizeof buf, "%-34s %-18s %s per one of %s: %.4g%s %s (r %.2f, %d runs)\n",
+        std::snprintf(ci, sizeof ci, " +- %.2g", sl.fit.ci95 * scale);
+      std::snprintf(buf, sizeof buf, "%-34s %-18s %s per one of %s: %.3g%s %s (r %.2f, %d runs)\n",
                     sl.workload.c_str(), sl.variant.c_str(), sl.y.c_str(), sl.x.c_str(), sl.fit.slope * scale, ci,
                     unit.c_str(), sl.fit.r, sl.n);
       o << buf;
