@@ -154,6 +154,9 @@ Experiment load_experiment(const std::string& path) {
       const auto y = pair && pair->size() == 2 ? (*pair)[0].value<std::string>() : std::nullopt;
       const auto xn = pair && pair->size() == 2 ? (*pair)[1].value<std::string>() : std::nullopt;
       if (!y || !xn) throw std::invalid_argument(path + ": every slopes entry is a pair of names, [y, x]");
+      if (*y == *xn) throw std::invalid_argument(path + ": slopes fits '" + *y + "' on itself");
+      if (std::find(x.slopes.begin(), x.slopes.end(), std::make_pair(*y, *xn)) != x.slopes.end())
+        throw std::invalid_argument(path + ": slopes lists [" + *y + ", " + *xn + "] twice");
       for (const auto& n : {*y, *xn})
         if (std::find(x.stat_metrics.begin(), x.stat_metrics.end(), n) == x.stat_metrics.end())
           throw std::invalid_argument(path + ": slopes names '" + n + "', which stat_metrics does not list");
@@ -231,22 +234,29 @@ double welch_halfwidth95(const std::vector<double>& a, const std::vector<double>
 
 LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
   LineFit f;
-  const size_t n = std::min(x.size(), y.size());
-  if (n < 2) return f;
-  const std::vector<double> xs(x.begin(), x.begin() + static_cast<long>(n));
-  const std::vector<double> ys(y.begin(), y.begin() + static_cast<long>(n));
-  const double mx = mean_of(xs), my = mean_of(ys);
+  if (x.size() != y.size()) throw std::invalid_argument("fit_line: x and y differ in length");
+  const size_t n = x.size();
+  const double mx = mean_of(x), my = mean_of(y);
   long double sxx = 0, sxy = 0, syy = 0;
   for (size_t i = 0; i < n; ++i) {
-    sxx += (xs[i] - mx) * (xs[i] - mx);
-    sxy += (xs[i] - mx) * (ys[i] - my);
-    syy += (ys[i] - my) * (ys[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+    sxy += (x[i] - mx) * (y[i] - my);
+    syy += (y[i] - my) * (y[i] - my);
   }
-  if (sxx == 0) return f;
+  if (n < 2 || sxx == 0) {  // no line through one point, or above one x
+    f.slope = std::nan("");
+    return f;
+  }
   f.slope = static_cast<double>(sxy / sxx);
   f.r = syy > 0 ? static_cast<double>(sxy / std::sqrt(sxx * syy)) : 0;
   if (n >= 3) {
-    const long double sse = std::max<long double>(0, syy - sxy * sxy / sxx);
+    // The residuals summed directly: syy - sxy^2/sxx cancels badly near r = 1.
+    const long double intercept = my - f.slope * mx;
+    long double sse = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const long double e = y[i] - (intercept + f.slope * x[i]);
+      sse += e * e;
+    }
     f.ci95 = t_crit95(static_cast<double>(n - 2)) * static_cast<double>(std::sqrt(sse / (n - 2) / sxx));
   }
   return f;
@@ -346,6 +356,11 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
       }
       for (const auto& [yn, xn] : exp.slopes) {
         if (!cells.count(yn) || !cells.count(xn)) continue;
+        if (cells[yn].values.size() != cells[xn].values.size()) {
+          res.problems.push_back(exp.workloads[w].name + " / " + exp.variants[v].name + ": slope of " + yn + " on " +
+                                 xn + " not fitted (the runs gave them unequal counts)");
+          continue;
+        }
         SlopeResult sr;
         sr.workload = exp.workloads[w].name;
         sr.variant = exp.variants[v].name;
@@ -353,7 +368,7 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         sr.x = xn;
         sr.unit = cells[yn].unit;
         sr.fit = fit_line(cells[xn].values, cells[yn].values);
-        sr.n = static_cast<int>(std::min(cells[xn].values.size(), cells[yn].values.size()));
+        sr.n = static_cast<int>(cells[xn].values.size());
         res.slopes.push_back(sr);
       }
       // Average the explanatory statistics over the repeats.
@@ -523,7 +538,7 @@ std::string format_table(const ExperimentResult& r) {
       double scale = 1;
       std::string unit = sl.unit;
       for (const auto& [u, ns] : time_units)
-        if (sl.unit == u) {
+        if (sl.unit == u && std::isfinite(sl.fit.slope) && sl.fit.slope != 0) {
           for (const auto& [to, to_ns] : time_units) {
             scale = ns / to_ns;
             unit = to;
@@ -534,10 +549,14 @@ std::string format_table(const ExperimentResult& r) {
       if (sl.fit.ci95 < 0)
         std::snprintf(ci, sizeof ci, "%s", "");
       else
-        std::snprintf(ci, sizeof ci, " +- %.2g", sl.fit.ci95 * scale);
-      std::snprintf(buf, sizeof buf, "%-34s %-18s %s per one of %s: %.3g%s %s (r %.2f, %d runs)\n",
-                    sl.workload.c_str(), sl.variant.c_str(), sl.y.c_str(), sl.x.c_str(), sl.fit.slope * scale, ci,
-                    unit.c_str(), sl.fit.r, sl.n);
+        std::snprintf(ci, sizeof ci, " +- %.3g", sl.fit.ci95 * scale);
+      if (!std::isfinite(sl.fit.slope))
+        std::snprintf(buf, sizeof buf, "%-34s %-18s %s per one of %s: n/a (%s did not vary over %d runs)\n",
+                      sl.workload.c_str(), sl.variant.c_str(), sl.y.c_str(), sl.x.c_str(), sl.x.c_str(), sl.n);
+      else
+        std::snprintf(buf, sizeof buf, "%-34s %-18s %s per one of %s: %.3g%s %s (r %.2f, %d runs)\n",
+                      sl.workload.c_str(), sl.variant.c_str(), sl.y.c_str(), sl.x.c_str(), sl.fit.slope * scale, ci,
+                      unit.c_str(), sl.fit.r, sl.n);
       o << buf;
     }
   }
@@ -730,7 +749,7 @@ std::string format_json(const ExperimentResult& r) {
                            {"y", sl.y},
                            {"x", sl.x},
                            {"unit", sl.unit},
-                           {"slope", sl.fit.slope},
+                           {"slope", std::isfinite(sl.fit.slope) ? nlohmann::json(sl.fit.slope) : nlohmann::json(nullptr)},
                            {"slope_ci95", sl.fit.ci95 < 0 ? nlohmann::json(nullptr) : nlohmann::json(sl.fit.ci95)},
                            {"r", sl.fit.r},
                            {"runs", sl.n}});

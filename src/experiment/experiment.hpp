@@ -67,10 +67,11 @@ struct CellResult {  // one workload x variant x metric
 
 // y = a + slope x by least squares over the repeats.
 struct LineFit {
-  double slope = 0;
+  double slope = 0;  // NaN with under 2 points or x constant
   double ci95 = -1;  // half-width of the slope's 95% CI (t, n - 2 df); -1 with under 3 points or x constant
   double r = 0;      // Pearson's correlation
 };
+// x and y must be of one length (the same runs); throws std::invalid_argument otherwise.
 LineFit fit_line(const std::vector<double>& x, const std::vector<double>& y);
 
 struct SlopeResult {  // one workload x variant x (y, x) pair

@@ -240,7 +240,14 @@ TEST(Experiment, FitLineIsLeastSquaresWithTheSlopesConfidenceInterval) {
   EXPECT_NEAR(exact.r, 1, 1e-12);
   EXPECT_LT(experiment::fit_line({1, 2}, {1, 3}).ci95, 0);     // two points: no interval
   EXPECT_LT(experiment::fit_line({2, 2, 2}, {1, 2, 3}).ci95, 0);  // x constant: no slope
-  EXPECT_EQ(experiment::fit_line({2, 2, 2}, {1, 2, 3}).slope, 0);
+  EXPECT_TRUE(std::isnan(experiment::fit_line({2, 2, 2}, {1, 2, 3}).slope));
+  EXPECT_TRUE(std::isnan(experiment::fit_line({1}, {1}).slope));
+  EXPECT_THROW(experiment::fit_line({1, 2, 3}, {1, 2}), std::invalid_argument);  // not the same runs
+  // Near r = 1 the residuals still give a small, non-negative interval.
+  const auto tight = experiment::fit_line({1e6, 2e6, 3e6, 4e6}, {1e6 + 0.5, 2e6, 3e6 - 0.5, 4e6});
+  EXPECT_NEAR(tight.slope, 1.0 - 1e6 / 5e12, 1e-12);  // sxy = sxx - 1.5e6 * 0.5 - 0.5e6 * 0.5
+  EXPECT_GT(tight.ci95, 0);
+  EXPECT_LT(tight.ci95, 1e-5);
 }
 
 // slopes = [[y, x]] fits one stat_metrics column on another over the
@@ -286,8 +293,11 @@ TEST(Experiment, SlopesFitOneStatisticOnAnotherAcrossTheRepeats) {
   EXPECT_GT(busy->values.front(), 0);
   EXPECT_NE(experiment::format_table(r).find("busy_cpu per one of context_switches"), std::string::npos);
   EXPECT_NE(experiment::format_json(r).find("\"slopes\""), std::string::npos);
-  for (const std::string bad : {"slopes = [[\"busy_cpu\", \"migrations\"]]\n", "slopes = [[\"busy_cpu\"]]\n",
-                                "slopes = \"busy_cpu\"\n", "slopes = [[1, 2]]\n"}) {
+  for (const std::string bad :
+       {"slopes = [[\"busy_cpu\", \"migrations\"]]\n", "slopes = [[\"busy_cpu\"]]\n", "slopes = \"busy_cpu\"\n",
+        "slopes = [[1, 2]]\n", "slopes = [[\"busy_cpu\", 3]]\n", "slopes = [[]]\n",
+        "slopes = [[\"busy_cpu\", \"busy_cpu\"]]\n",
+        "slopes = [[\"busy_cpu\", \"context_switches\"], [\"busy_cpu\", \"context_switches\"]]\n"}) {
     {
       std::ofstream f(path);
       f << head << "stat_metrics = [\"context_switches\", \"busy_cpu\"]\n" << bad << msg;
