@@ -48,6 +48,17 @@ const StatMetric STAT_METRICS[] = {
     // (mpstat's 100% - idle%, times the CPUs and the window).
     {"busy_cpu", "ms", [](const obs::Summary& s) { return static_cast<double>(s.busy_ns_total) / 1e6; }},
     {"migrations", "migrations", [](const obs::Summary& s) { return static_cast<double>(s.migrations); }},
+    // Working-set lines switched-in tasks refilled from beyond their CPU's
+    // last-level cache: the model's share of perf's cache-misses. Fitted on
+    // migrations with `slopes`, the lines one more move brings.
+    {"refill_lines_beyond_llc", "lines",
+     [](const obs::Summary& s) { return static_cast<double>(s.refill_lines_beyond_llc); }},
+    // The same over the migrations: what perf's cache-misses per
+    // cpu-migrations would read if refills were the only misses.
+    {"refill_beyond_llc_per_migration", "lines", [](const obs::Summary& s) {
+       if (s.migrations == 0) return 0.0;
+       return static_cast<double>(s.refill_lines_beyond_llc) / static_cast<double>(s.migrations);
+     }},
     // Not a cost: where the wakees went. The share of all wakeups (local
     // ones included) whose waker and wakee were on the two threads of one
     // core, by the topology's SMT level (on 2.4 too, which has no domains).
@@ -449,6 +460,8 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         avg.idle_wakes_without_ipi = avg_i([](const obs::Summary& x) { return x.idle_wakes_without_ipi; });
         avg.wakeups_waited_for_switch = avg_i([](const obs::Summary& x) { return x.wakeups_waited_for_switch; });
         avg.switch_wait_ns = avg_i([](const obs::Summary& x) { return x.switch_wait_ns; });
+        avg.refill_lines_within_llc = avg_i([](const obs::Summary& x) { return x.refill_lines_within_llc; });
+        avg.refill_lines_beyond_llc = avg_i([](const obs::Summary& x) { return x.refill_lines_beyond_llc; });
         for (size_t p = 0; p < avg.work_by_path.size(); ++p)
           avg.work_by_path[p].second = avg_i([&](const obs::Summary& x) { return x.work_by_path[p].second; });
         for (auto& [k, v2] : avg.policy)
@@ -710,6 +723,7 @@ nlohmann::json summary_json(const obs::Summary& s) {
   nlohmann::json work = nlohmann::json::object();
   for (const auto& [path, ns] : s.work_by_path) work[path] = ns;
   j["work_ns_by_path"] = work;
+  j["refill_lines"] = {{"within_llc", s.refill_lines_within_llc}, {"beyond_llc", s.refill_lines_beyond_llc}};
   nlohmann::json pol = nlohmann::json::object();
   for (const auto& [k, v] : s.policy) pol[k] = v;
   j["policy"] = pol;

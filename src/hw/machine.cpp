@@ -242,6 +242,7 @@ int64_t Machine::transfer_cost(int from, int to, int64_t bytes) const {
 // the old CPU's side at no less than the distance's line cost. The new
 // socket's LLC never held those lines.
 int64_t Machine::refill_cost(int from, int to, int64_t bytes, int64_t warm_permille) const {
+  if (bytes <= 0) return 0;
   if (from < 0) from = to;  // never ran: nothing to bring over, a local fill
   const int64_t lines = (bytes + costs().cache_line_bytes - 1) / costs().cache_line_bytes;
   const int64_t batches = std::max<int64_t>(1, (lines + costs().refill_mlp - 1) / costs().refill_mlp);
@@ -251,6 +252,21 @@ int64_t Machine::refill_cost(int from, int to, int64_t bytes, int64_t warm_permi
   int64_t cost = (1000 - warm_permille) * batches * cold_line / 1000;
   if (from != to) cost += warm_permille * transfer_cost(from, to, bytes) / 1000;
   return cost;
+}
+
+Machine::RefillLines Machine::refill_lines(int from, int to, int64_t bytes, int64_t warm_permille) const {
+  if (bytes <= 0) return {};
+  if (from < 0) from = to;
+  const int64_t lines = (bytes + costs().cache_line_bytes - 1) / costs().cache_line_bytes;
+  const int64_t cold = (1000 - warm_permille) * lines / 1000;
+  const int64_t warm = from != to ? lines - cold : 0;
+  const bool same_llc = topo().cpu(from).llc == topo().cpu(to).llc;
+  // Without an LLC shared beyond the core the evicted lines come from memory.
+  const bool cold_within = same_llc && llc_shared_beyond_core_[static_cast<size_t>(to)];
+  RefillLines r;
+  (cold_within ? r.within_llc : r.beyond_llc) += cold;
+  (same_llc ? r.within_llc : r.beyond_llc) += warm;
+  return r;
 }
 
 }  // namespace hw

@@ -83,6 +83,14 @@ class Machine {
   // Cost for `to` of running a task whose working set of `bytes` was last
   // used on `from`, of which `warm_permille` is still in from's private cache.
   [[nodiscard]] int64_t refill_cost(int from, int to, int64_t bytes, int64_t warm_permille) const;
+  // Where the lines refill_cost() charges for come from: inside the
+  // destination's last-level cache (what perf counts as cache-references
+  // that hit) or beyond it, from another socket's caches or memory (what it
+  // counts as cache-misses).
+  struct RefillLines {
+    int64_t within_llc = 0, beyond_llc = 0;
+  };
+  [[nodiscard]] RefillLines refill_lines(int from, int to, int64_t bytes, int64_t warm_permille) const;
 
  private:
   MachineProfile profile_;

@@ -119,6 +119,11 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
        "machine's own threads are what keeps a benchmark's layout from freezing at launch. The run ends with the "
        "benchmark's tasks, and a deadlock then shows as the time limit"},
       {"kworker_noise_run_us", "us", "with kworker_noise_period_us: the kernel work each wakeup does (less than the period)"},
+      {"task_working_set_bytes", "B",
+       "what-if, not a kernel sysctl (16384 by default, an estimate without a source): the memory every run of a "
+       "task touches (stack, buffers, kernel objects), which its CPU's private cache keeps warm until other tasks' "
+       "runs there evict it, and which a task refills when it runs again after eviction or a move "
+       "(docs/cost-model.md, cache warmth). 0 = runs touch nothing that a move must refill"},
       {"intel_idle.max_cstate", "states",
        "boot parameter: register only the first N C-states of the profile (POLL stays); 1 = C1 only (CFS presets)"},
   };
@@ -156,6 +161,9 @@ std::map<std::string, int64_t, std::less<>> cfs_sysctls() {
           // nothing but the benchmark).
           {"kworker_noise_period_us", 0},
           {"kworker_noise_run_us", 0},
+          // What-if: the per-task working set, the workload models' estimate
+          // for the perf bench tasks (no source; see task.hpp).
+          {"task_working_set_bytes", 16 * 1024},
           // Off: the model's figures are for a kernel without group scheduling
           // (distributions of 2015 shipped CONFIG_SCHED_AUTOGROUP=y, enabled).
           {"sched_autogroup_enabled", 0},
@@ -258,6 +266,8 @@ void KernelConfig::apply_sysctl(const std::string& assignment) {
   if (name == "ttwu_lines" && v > 1) throw std::invalid_argument("ttwu_lines must be 0 or 1");
   if (name == "kworker_noise_period_us" && v > 0 && v < 100)
     throw std::invalid_argument("kworker_noise_period_us must be 0 (off) or at least 100");
+  if (name == "task_working_set_bytes" && v > 4 * 1024 * 1024)
+    throw std::invalid_argument("task_working_set_bytes must be at most 4 MiB");
   if (name == "sched_tunable_scaling" && v > 2)
     throw std::invalid_argument("sched_tunable_scaling must be 0, 1 or 2");
   it->second = v;

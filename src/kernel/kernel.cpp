@@ -257,6 +257,7 @@ Task* Kernel::new_task(const std::string& comm, Program program, Task* parent, b
   t->se.inv_weight = nice_to_wmult(t->nice);
   t->cpu = parent ? parent->cpu : 0;
   t->processor = t->cpu;
+  t->working_set_bytes = config_.sysctl("task_working_set_bytes");
   auto proc = std::make_unique<Proc>(*this, t.get());
   // The task owns its program's callable: a capturing coroutine lambda's
   // captures must outlive the coroutine.
@@ -686,11 +687,14 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
 // it last ran on until other tasks' working sets, run there since, have
 // filled that cache. What the move costs for the warm and the evicted part
 // is the hardware's (hw::Machine::refill_cost()).
-int64_t Kernel::cache_refill(const Task* t, int c) const {
+int64_t Kernel::cache_refill(const Task* t, int c) {
   const auto& costs = machine_.costs();
   const int src = t->processor;
   const int64_t others = std::min(cpu(src).bytes_touched - t->cache_mark, costs.private_cache_bytes);
   const int64_t warm = 1000 - others * 1000 / costs.private_cache_bytes;
+  const auto lines = machine_.refill_lines(src, c, t->working_set_bytes, warm);
+  refill_lines_.within_llc += lines.within_llc;
+  refill_lines_.beyond_llc += lines.beyond_llc;
   return machine_.refill_cost(src, c, t->working_set_bytes, warm);
 }
 

@@ -278,6 +278,8 @@ class Kernel final : public SchedCore {
   // Kernel work charged so far, by path (ns at a core's full rate; a CPU
   // whose SMT sibling executes takes longer to run it).
   [[nodiscard]] const std::array<int64_t, kCostPaths>& work_by_path() const { return work_by_path_; }
+  // Cache lines switched-in tasks refilled, by where they came from.
+  [[nodiscard]] const hw::Machine::RefillLines& refill_lines() const { return refill_lines_; }
   // Wakeups placed on a busy CPU while another allowed CPU sat idle (and not
   // already being woken), and how long those idle CPUs then stayed idle.
   struct BusyPlacement {
@@ -387,7 +389,7 @@ class Kernel final : public SchedCore {
   void finish_switch(int c, Task* prev, Task* next);
   void enter_idle(int c);
   int choose_idle_state(int c);
-  [[nodiscard]] int64_t cache_refill(const Task* t, int c) const;
+  [[nodiscard]] int64_t cache_refill(const Task* t, int c);
   void exit_idle(int c);
   void leave_idle_loop(int c);
   // Why a CPU is being told to look at its runqueue; it decides whether an
@@ -442,6 +444,7 @@ class Kernel final : public SchedCore {
   int64_t wasted_since_ = 0;
   int64_t wasted_ns_ = 0;
   std::array<int64_t, kCostPaths> work_by_path_{};
+  hw::Machine::RefillLines refill_lines_;
   int nr_kicked_idle_ = 0;  // idle CPUs with a wakeup IPI in flight
   uint64_t next_hrtimer_id_ = 0;
   BusyPlacement busy_placement_;

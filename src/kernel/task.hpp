@@ -135,8 +135,9 @@ struct Task {
   int64_t sched_info_last_queued = -1;
   int64_t sched_info_dequeued_delay = 0;
   sim::Time last_ran{0};        // time it last left a CPU
-  // Memory a run of the task touches: stack, buffers, kernel objects. 16 KiB
-  // is the workload models' estimate for the perf bench tasks (no source).
+  // Memory a run of the task touches: stack, buffers, kernel objects. Set
+  // from the what-if sysctl task_working_set_bytes, whose 16 KiB default is
+  // the workload models' estimate for the perf bench tasks (no source).
   int64_t working_set_bytes = 16 * 1024;
   // Where the task last went to sleep, as /proc/PID/wchan names it.
   const char* wchan = nullptr;

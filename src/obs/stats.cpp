@@ -106,6 +106,8 @@ void StatsCollector::reset(kernel::Kernel& k) {
   }
   wasted_at_reset_ = k.wasted_ns();
   work_at_reset_.assign(k.work_by_path().begin(), k.work_by_path().end());
+  refill_within_at_reset_ = k.refill_lines().within_llc;
+  refill_beyond_at_reset_ = k.refill_lines().beyond_llc;
   const auto bp = k.busy_placement();
   bp_wakeups_ = bp.wakeups;
   bp_idle_ = bp.idle_cpus;
@@ -129,6 +131,8 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     s.spin_ns_total += a.spin_ns - (snap ? spin_at_reset_[i] : 0);
   }
   s.wasted_ns = k.wasted_ns() - wasted_at_reset_;
+  s.refill_lines_within_llc = k.refill_lines().within_llc - refill_within_at_reset_;
+  s.refill_lines_beyond_llc = k.refill_lines().beyond_llc - refill_beyond_at_reset_;
   // Summed by name: a machine with several NUMA distances has one "NUMA"
   // level per distance.
   for (size_t i = 0; i < remote_wakeups_by_level_.size(); ++i)
@@ -196,6 +200,10 @@ std::string format_summary(const Summary& s) {
   o << buf;
   if (!s.migrations_by_level.empty()) o << "  (" << levels_text(s.migrations_by_level) << ")";
   o << "\n";
+  std::snprintf(buf, sizeof buf, "  refilled lines        %12lld  (%lld from beyond the LLC)\n",
+                static_cast<long long>(s.refill_lines_within_llc + s.refill_lines_beyond_llc),
+                static_cast<long long>(s.refill_lines_beyond_llc));
+  o << buf;
   std::snprintf(buf, sizeof buf, "  wakeups               %12lld  (local %lld, remote %lld, affine %lld of %lld)\n",
                 static_cast<long long>(s.wakeups), static_cast<long long>(s.wakeups_local),
                 static_cast<long long>(s.wakeups_remote), static_cast<long long>(s.wake_affine_pulls),

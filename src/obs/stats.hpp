@@ -70,6 +70,10 @@ struct Summary {
   // order): ns at a core's full rate. On SMT the busy time exceeds the sum
   // where a CPU's sibling executed at the same time (smt_throughput_permille).
   std::vector<std::pair<std::string, int64_t>> work_by_path;
+  // Cache lines switched-in tasks refilled (kernel cache_refill()): served
+  // inside the CPU's last-level cache, and from beyond it (another socket's
+  // caches or memory), perf's cache-references that hit and cache-misses.
+  int64_t refill_lines_within_llc = 0, refill_lines_beyond_llc = 0;
   std::vector<std::pair<std::string, int64_t>> policy;
 };
 
@@ -103,6 +107,7 @@ class StatsCollector final : public Observer {
   int64_t runs_ = 0;
   std::vector<int64_t> idle_at_reset_, busy_at_reset_, spin_at_reset_, work_at_reset_;
   int64_t wasted_at_reset_ = 0;
+  int64_t refill_within_at_reset_ = 0, refill_beyond_at_reset_ = 0;
   int64_t bp_wakeups_ = 0, bp_idle_ = 0, bp_after_ns_ = 0, bp_after_n_ = 0;
   int64_t t_reset_ = 0;
 };

@@ -160,6 +160,35 @@ TEST(Experiment, SmtWakeupShareIsTheWakeupsBetweenOneCoresThreads) {
   EXPECT_LT(share_of("1"), 1.0);  // only the start-up wakeups
 }
 
+// A move across sockets refills the whole working set from the other
+// socket; nothing else comes from beyond a shared LLC. So the lines from
+// beyond it are the working set's times the switch-ins after a move
+// between the sockets: about the cross-socket migrations (a task moved
+// twice before it ran refills once).
+TEST(Experiment, RefillLinesFromBeyondTheLlcAreTheCrossSocketMovesWorkingSets) {
+  experiment::RunSpec spec;
+  spec.machine = "2s2c1t";
+  spec.kernel = "linux-4.0";
+  spec.bench = "messaging";
+  spec.bench_args = {"-g", "1", "-l", "100"};
+  spec.seed = 1;
+  spec.sysctls = {"task_working_set_bytes=8192"};
+  const auto one = experiment::run_once(spec);
+  const auto& s = one.stats;
+  const auto numa = s.migrations_by_level.find("NUMA");
+  ASSERT_NE(numa, s.migrations_by_level.end());
+  ASSERT_GT(numa->second, 10);
+  const double lines_per_move = 8192.0 / 64;
+  const double ratio = static_cast<double>(s.refill_lines_beyond_llc) / (lines_per_move * static_cast<double>(numa->second));
+  EXPECT_GT(ratio, 0.8);
+  EXPECT_LE(ratio, 1.0);
+  EXPECT_GT(s.refill_lines_within_llc, 0);
+  const auto m = experiment::stat_metrics_of(s, {"refill_lines_beyond_llc", "refill_beyond_llc_per_migration"});
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].value, static_cast<double>(s.refill_lines_beyond_llc));
+  EXPECT_DOUBLE_EQ(m[1].value, m[0].value / static_cast<double>(s.migrations));
+}
+
 // Kernel statistics listed in stat_metrics are tabulated like the
 // benchmark's metrics: one value per repeat, taken from that run's summary,
 // and tested against noise. A bad list fails at load.

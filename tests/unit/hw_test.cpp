@@ -119,6 +119,7 @@ TEST(Machine, EvictedLinesRefillFromTheOldCpusSide) {
   const int64_t batches = 16 * 1024 / c.cache_line_bytes / c.refill_mlp;
   // Staying put: the warm part costs nothing, the evicted part comes from the LLC.
   EXPECT_EQ(m.refill_cost(0, 0, 16 * 1024, 1000), 0);
+  EXPECT_EQ(m.refill_cost(0, 8, 0, 0), 0);  // nothing touched, nothing to refill
   EXPECT_EQ(m.refill_cost(0, 0, 16 * 1024, 0), batches * c.line_transfer_llc);
   // The SMT sibling shares the private cache's contents at sibling cost; what
   // was evicted still comes from the shared LLC.
@@ -136,6 +137,29 @@ TEST(Machine, EvictedLinesRefillFromTheOldCpusSide) {
   const int64_t p4_batches = 16 * 1024 / pc.cache_line_bytes / pc.refill_mlp;
   EXPECT_EQ(p4.refill_cost(0, 0, 16 * 1024, 0), p4_batches * pc.line_transfer_node);
   EXPECT_EQ(p4.refill_cost(0, 1, 16 * 1024, 0), p4_batches * pc.line_transfer_node);
+}
+
+// The lines behind refill_cost(), by where they come from: perf would count
+// the ones from beyond the LLC as cache-misses.
+TEST(Machine, RefillLinesSplitAtTheLastLevelCache) {
+  hw::Machine m(hw::load_machine("haswell-2s8c2t"));
+  const int64_t lines = 16 * 1024 / m.costs().cache_line_bytes;  // 256
+  auto within = [&](int from, int to, int64_t warm) { return m.refill_lines(from, to, 16 * 1024, warm).within_llc; };
+  auto beyond = [&](int from, int to, int64_t warm) { return m.refill_lines(from, to, 16 * 1024, warm).beyond_llc; };
+  EXPECT_EQ(within(0, 0, 1000), 0);
+  EXPECT_EQ(within(0, 0, 750), lines / 4);  // the evicted quarter, from the LLC
+  EXPECT_EQ(beyond(0, 0, 750), 0);
+  EXPECT_EQ(within(0, 1, 750), lines);  // the rest from core 0's L2, under the same LLC
+  EXPECT_EQ(beyond(0, 8, 750), lines);  // all of it from the other socket
+  EXPECT_EQ(within(0, 8, 750), 0);
+  EXPECT_EQ(within(-1, 3, 0), lines);   // never ran: a local fill
+  EXPECT_EQ(m.refill_lines(0, 8, 0, 0).beyond_llc, 0);
+  // A per-core LLC: the evicted lines come from memory, the rest from the
+  // other package's cache.
+  hw::Machine p4(hw::load_machine("p4xeon-4way"));
+  const int64_t p4_lines = 16 * 1024 / p4.costs().cache_line_bytes;
+  EXPECT_EQ(p4.refill_lines(0, 0, 16 * 1024, 0).beyond_llc, p4_lines);
+  EXPECT_EQ(p4.refill_lines(0, 1, 16 * 1024, 1000).beyond_llc, p4_lines);
 }
 
 // MESI in brief: loads share a line, a store leaves one copy; a load pays

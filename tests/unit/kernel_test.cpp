@@ -124,6 +124,39 @@ TEST(Kernel, CfsSharesOneCpuFairlyBetweenTwoHogs) {
   EXPECT_GE(r.end_ns, 120000000);
 }
 
+// Two hogs sharing one CPU evict each other's working set: each switch
+// refills the part the other's run pushed out of the private cache.
+TEST(Kernel, TheWorkingSetWhatIfSetsWhatEveryRunTouchesAndASwitchRefills) {
+  auto refill_of_two_hogs = [](int64_t working_set) {
+    TinySim s("1s1c1t", "linux-4.0", 1, "", {"task_working_set_bytes=" + std::to_string(working_set)});
+    s.k.spawn("a", [](Proc& p) { return hog(p, 30000000, 100000); }, 0);
+    s.k.spawn("b", [](Proc& p) { return hog(p, 30000000, 100000); }, 0);
+    auto r = s.run();
+    EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
+    EXPECT_EQ(s.task("a")->working_set_bytes, working_set);
+    EXPECT_GT(s.task("a")->nr_switches, 5);
+    return s.k.work_by_path()[static_cast<size_t>(kernel::CostPath::CacheRefill)];
+  };
+  EXPECT_EQ(refill_of_two_hogs(0), 0);
+  {
+    // One socket whose two cores share the LLC: every refilled line comes
+    // from inside it. (On 1s1c1t the LLC spans no other core, and the
+    // evicted lines come from memory.)
+    TinySim s("1s2c1t", "linux-4.0");
+    s.k.spawn("a", [](Proc& p) { return hog(p, 30000000, 100000); }, 0);
+    s.k.spawn("b", [](Proc& p) { return hog(p, 30000000, 100000); }, 0);
+    s.k.spawn("c", [](Proc& p) { return hog(p, 30000000, 100000); }, 0);
+    s.run();
+    EXPECT_GT(s.k.refill_lines().within_llc, 0);
+    EXPECT_EQ(s.k.refill_lines().beyond_llc, 0);
+  }
+  const int64_t small = refill_of_two_hogs(16 * 1024), large = refill_of_two_hogs(64 * 1024);
+  EXPECT_GT(small, 0);
+  // Four times the lines, and each switch finds four times the share evicted.
+  EXPECT_GT(large, 8 * small);
+  EXPECT_THROW(TinySim::make_config("linux-4.0", "", {"task_working_set_bytes=8388608"}), std::invalid_argument);
+}
+
 TEST(Kernel, WakeupRecordsRunDelayAndEveryCpuAccountsForAllTime) {
   TinySim s("1s1c1t", "linux-4.0");
   kernel::WaitQueue wq;
