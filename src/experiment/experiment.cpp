@@ -55,7 +55,7 @@ const StatMetric STAT_METRICS[] = {
      [](const obs::Summary& s) { return static_cast<double>(s.refill_lines_beyond_llc); }},
     // The same over the migrations: what perf's cache-misses per
     // cpu-migrations would read if refills were the only misses.
-    {"refill_beyond_llc_per_migration", "lines", [](const obs::Summary& s) {
+    {"refill_lines_beyond_llc_per_migration", "lines", [](const obs::Summary& s) {
        if (s.migrations == 0) return 0.0;
        return static_cast<double>(s.refill_lines_beyond_llc) / static_cast<double>(s.migrations);
      }},

@@ -241,31 +241,40 @@ int64_t Machine::transfer_cost(int from, int to, int64_t bytes) const {
 // refilled from there: at LLC cost if `to` shares that cache, otherwise from
 // the old CPU's side at no less than the distance's line cost. The new
 // socket's LLC never held those lines.
+Machine::RefillPlan Machine::plan_refill(int from, int to, int64_t bytes) const {
+  RefillPlan p;
+  p.from = from < 0 ? to : from;  // never ran: nothing to bring over, a local fill
+  p.lines = (bytes + costs().cache_line_bytes - 1) / costs().cache_line_bytes;
+  p.same_llc = topo().cpu(p.from).llc == topo().cpu(to).llc;
+  p.llc_shared_beyond_core = llc_shared_beyond_core_[static_cast<size_t>(to)];
+  p.same_core = topo().cpu(p.from).core == topo().cpu(to).core;
+  return p;
+}
+
 int64_t Machine::refill_cost(int from, int to, int64_t bytes, int64_t warm_permille) const {
   if (bytes <= 0) return 0;
-  if (from < 0) from = to;  // never ran: nothing to bring over, a local fill
-  const int64_t lines = (bytes + costs().cache_line_bytes - 1) / costs().cache_line_bytes;
-  const int64_t batches = std::max<int64_t>(1, (lines + costs().refill_mlp - 1) / costs().refill_mlp);
-  int64_t cold_line = llc_shared_beyond_core_[static_cast<size_t>(to)] ? costs().line_transfer_llc
-                                                                          : costs().line_transfer_node;
-  if (topo().cpu(from).llc != topo().cpu(to).llc) cold_line = std::max(cold_line, line_transfer(from, to));
+  const RefillPlan p = plan_refill(from, to, bytes);
+  const int64_t batches = std::max<int64_t>(1, (p.lines + costs().refill_mlp - 1) / costs().refill_mlp);
+  int64_t cold_line = p.llc_shared_beyond_core ? costs().line_transfer_llc : costs().line_transfer_node;
+  if (!p.same_llc) cold_line = std::max(cold_line, line_transfer(p.from, to));
   int64_t cost = (1000 - warm_permille) * batches * cold_line / 1000;
-  if (from != to) cost += warm_permille * transfer_cost(from, to, bytes) / 1000;
+  if (p.from != to) cost += warm_permille * transfer_cost(p.from, to, bytes) / 1000;
   return cost;
 }
 
+// Counted by line, where refill_cost() charges the evicted part by batch of
+// refill_mlp lines: the split is the same, the rounding is not.
 Machine::RefillLines Machine::refill_lines(int from, int to, int64_t bytes, int64_t warm_permille) const {
   if (bytes <= 0) return {};
-  if (from < 0) from = to;
-  const int64_t lines = (bytes + costs().cache_line_bytes - 1) / costs().cache_line_bytes;
-  const int64_t cold = (1000 - warm_permille) * lines / 1000;
-  const int64_t warm = from != to ? lines - cold : 0;
-  const bool same_llc = topo().cpu(from).llc == topo().cpu(to).llc;
-  // Without an LLC shared beyond the core the evicted lines come from memory.
-  const bool cold_within = same_llc && llc_shared_beyond_core_[static_cast<size_t>(to)];
+  const RefillPlan p = plan_refill(from, to, bytes);
+  const int64_t evicted = (1000 - warm_permille) * p.lines / 1000;
+  // What is still warm in the old CPU's private cache moves only if that
+  // cache is not the new CPU's own (an SMT sibling shares it).
+  const int64_t moved = p.same_core ? 0 : p.lines - evicted;
   RefillLines r;
-  (cold_within ? r.within_llc : r.beyond_llc) += cold;
-  (same_llc ? r.within_llc : r.beyond_llc) += warm;
+  // Without an LLC shared beyond the core the evicted lines come from memory.
+  (p.same_llc && p.llc_shared_beyond_core ? r.within_llc : r.beyond_llc) += evicted;
+  (p.same_llc ? r.within_llc : r.beyond_llc) += moved;
   return r;
 }
 

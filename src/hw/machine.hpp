@@ -83,10 +83,12 @@ class Machine {
   // Cost for `to` of running a task whose working set of `bytes` was last
   // used on `from`, of which `warm_permille` is still in from's private cache.
   [[nodiscard]] int64_t refill_cost(int from, int to, int64_t bytes, int64_t warm_permille) const;
-  // Where the lines refill_cost() charges for come from: inside the
-  // destination's last-level cache (what perf counts as cache-references
-  // that hit) or beyond it, from another socket's caches or memory (what it
-  // counts as cache-misses).
+  // The lines refill_cost() charges for that miss the new CPU's private
+  // cache, by where they come from: inside its last-level cache (from the
+  // LLC, or from another core's private cache under it: what perf counts as
+  // cache-references that hit) or beyond it (another socket's caches, or
+  // memory, or, where the LLC is per core, another core's: cache-misses).
+  // Lines an SMT sibling finds in the private cache it shares are neither.
   struct RefillLines {
     int64_t within_llc = 0, beyond_llc = 0;
   };
@@ -94,6 +96,14 @@ class Machine {
 
  private:
   MachineProfile profile_;
+  // Where a refill's evicted and still-warm parts come from: one reading
+  // shared by refill_cost() and refill_lines().
+  struct RefillPlan {
+    int from = 0;  // the old CPU (the new one if the task never ran)
+    int64_t lines = 0;
+    bool same_llc = false, llc_shared_beyond_core = false, same_core = false;
+  };
+  [[nodiscard]] RefillPlan plan_refill(int from, int to, int64_t bytes) const;
   std::array<int64_t, 5> line_transfer_by_distance_{};  // indexed by hw::Distance
   std::vector<bool> executing_;
   std::vector<bool> llc_shared_beyond_core_;  // per CPU: its last-level cache spans other cores

@@ -664,7 +664,7 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
     if (ttwu_lines_)
       charge(c, sched_lines::switch_in(machine_, c, next->lines, from_idle, k.rq_lines), CostPath::ContextSwitch);
     ++next->nr_switches;
-    charge(c, cache_refill(next, c), CostPath::CacheRefill);
+    charge(c, switch_in_refill(next, c), CostPath::CacheRefill);
   }
   k.switch_from = nullptr;
   if (next != prev) k.bytes_touched += next->working_set_bytes;
@@ -686,12 +686,16 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
 // Cache warmth: a task's working set stays in the private cache of the CPU
 // it last ran on until other tasks' working sets, run there since, have
 // filled that cache. What the move costs for the warm and the evicted part
-// is the hardware's (hw::Machine::refill_cost()).
-int64_t Kernel::cache_refill(const Task* t, int c) {
+// is the hardware's (hw::Machine::refill_cost()); the lines it brings are
+// counted for the statistics (refill_lines()).
+int64_t Kernel::switch_in_refill(const Task* t, int c) {
   const auto& costs = machine_.costs();
   const int src = t->processor;
   const int64_t others = std::min(cpu(src).bytes_touched - t->cache_mark, costs.private_cache_bytes);
-  const int64_t warm = 1000 - others * 1000 / costs.private_cache_bytes;
+  int64_t warm = 1000 - others * 1000 / costs.private_cache_bytes;
+  // A working set larger than the private cache never fits in it whole.
+  if (t->working_set_bytes > 0)
+    warm = std::min(warm, costs.private_cache_bytes * 1000 / t->working_set_bytes);
   const auto lines = machine_.refill_lines(src, c, t->working_set_bytes, warm);
   refill_lines_.within_llc += lines.within_llc;
   refill_lines_.beyond_llc += lines.beyond_llc;

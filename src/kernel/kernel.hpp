@@ -389,7 +389,9 @@ class Kernel final : public SchedCore {
   void finish_switch(int c, Task* prev, Task* next);
   void enter_idle(int c);
   int choose_idle_state(int c);
-  [[nodiscard]] int64_t cache_refill(const Task* t, int c);
+  // What a task switched in on `c` pays to refill its working set; counts
+  // the lines (refill_lines_).
+  [[nodiscard]] int64_t switch_in_refill(const Task* t, int c);
   void exit_idle(int c);
   void leave_idle_loop(int c);
   // Why a CPU is being told to look at its runqueue; it decides whether an

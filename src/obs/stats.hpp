@@ -70,9 +70,10 @@ struct Summary {
   // order): ns at a core's full rate. On SMT the busy time exceeds the sum
   // where a CPU's sibling executed at the same time (smt_throughput_permille).
   std::vector<std::pair<std::string, int64_t>> work_by_path;
-  // Cache lines switched-in tasks refilled (kernel cache_refill()): served
-  // inside the CPU's last-level cache, and from beyond it (another socket's
-  // caches or memory), perf's cache-references that hit and cache-misses.
+  // Cache lines switched-in tasks refilled (Kernel::switch_in_refill(),
+  // split as hw::Machine::refill_lines() splits them): served inside the
+  // CPU's last-level cache, and from beyond it, perf's cache-references that
+  // hit and cache-misses, for this one source.
   int64_t refill_lines_within_llc = 0, refill_lines_beyond_llc = 0;
   std::vector<std::pair<std::string, int64_t>> policy;
 };

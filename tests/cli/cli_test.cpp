@@ -134,6 +134,14 @@ TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
   EXPECT_TRUE(std::regex_search(
       r.out, std::regex(R"(\n  kernel work \(ms\) +syscalls \d+\.\d{3} .*context_switch (?!0\.000 )\d+\.\d{3} .*placement (?!0\.000 )\d+\.\d{3} .*ipi (?!0\.000 )\d+\.\d{3} )")))
       << r.out;
+  // Two sockets: some refilled lines come from the other one.
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  refilled lines +[1-9]\d* +\([1-9]\d* from beyond the LLC\)\n)")))
+      << r.out;
+  auto no_working_set =
+      run("perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --sysctl task_working_set_bytes=0");
+  EXPECT_EQ(no_working_set.code, 0) << no_working_set.err;
+  EXPECT_TRUE(std::regex_search(no_working_set.out, std::regex(R"(\n  refilled lines +0 +\(0 from beyond the LLC\)\n)")));
+  EXPECT_TRUE(std::regex_search(no_working_set.out, std::regex(R"( cache_refill 0\.000 )")));
   auto grouped = run("perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --sysctl sched_autogroup_enabled=1");
   EXPECT_EQ(grouped.code, 0) << grouped.err;
   EXPECT_TRUE(std::regex_search(grouped.out, std::regex(R"(\n  load_view_inversions_if_no_blocked +\d+\n)")));
@@ -151,7 +159,8 @@ TEST(Cli, JsonOutputHasTheDocumentedKeys) {
   auto r = run("perf bench sched pipe -l 500 --machine 1s2c1t --json");
   EXPECT_EQ(r.code, 0) << r.err;
   for (const char* k : {"\"benchmark\"", "\"args\"", "\"machine\"", "\"kernel\"", "\"seed\"", "\"metrics\"",
-                        "\"ops_per_sec\"", "\"stats\"", "\"idle_ns_per_cpu\"", "\"work_ns_by_path\"", "\"context_switch\""})
+                        "\"ops_per_sec\"", "\"stats\"", "\"idle_ns_per_cpu\"", "\"work_ns_by_path\"", "\"context_switch\"",
+                        "\"refill_lines\"", "\"within_llc\"", "\"beyond_llc\""})
     EXPECT_NE(r.out.find(k), std::string::npos) << k;
 }
 

@@ -150,6 +150,18 @@ TEST(Machine, RefillLinesSplitAtTheLastLevelCache) {
   EXPECT_EQ(within(0, 0, 750), lines / 4);  // the evicted quarter, from the LLC
   EXPECT_EQ(beyond(0, 0, 750), 0);
   EXPECT_EQ(within(0, 1, 750), lines);  // the rest from core 0's L2, under the same LLC
+  // The SMT sibling finds the warm part in the L2 the two threads share.
+  EXPECT_EQ(within(0, 16, 750), lines / 4);
+  EXPECT_EQ(beyond(0, 16, 750), 0);
+  // Every pair: a move off the LLC brings all of it from beyond, one within
+  // it nothing from beyond, at any warmth.
+  for (int from : {0, 1, 8, 16})
+    for (int to = 0; to < m.topo().nr_cpus(); ++to)
+      for (int64_t warm : {0, 500, 1000}) {
+        const bool off_llc = m.topo().cpu(from).llc != m.topo().cpu(to).llc;
+        EXPECT_EQ(beyond(from, to, warm), off_llc ? lines : 0) << from << "->" << to << " warm " << warm;
+        if (off_llc) EXPECT_EQ(within(from, to, warm), 0);
+      }
   EXPECT_EQ(beyond(0, 8, 750), lines);  // all of it from the other socket
   EXPECT_EQ(within(0, 8, 750), 0);
   EXPECT_EQ(within(-1, 3, 0), lines);   // never ran: a local fill

@@ -138,23 +138,22 @@ TEST(Kernel, TheWorkingSetWhatIfSetsWhatEveryRunTouchesAndASwitchRefills) {
     return s.k.work_by_path()[static_cast<size_t>(kernel::CostPath::CacheRefill)];
   };
   EXPECT_EQ(refill_of_two_hogs(0), 0);
-  {
-    // One socket whose two cores share the LLC: every refilled line comes
-    // from inside it. (On 1s1c1t the LLC spans no other core, and the
-    // evicted lines come from memory.)
-    TinySim s("1s2c1t", "linux-4.0");
-    s.k.spawn("a", [](Proc& p) { return hog(p, 30000000, 100000); }, 0);
-    s.k.spawn("b", [](Proc& p) { return hog(p, 30000000, 100000); }, 0);
-    s.k.spawn("c", [](Proc& p) { return hog(p, 30000000, 100000); }, 0);
-    s.run();
-    EXPECT_GT(s.k.refill_lines().within_llc, 0);
-    EXPECT_EQ(s.k.refill_lines().beyond_llc, 0);
-  }
   const int64_t small = refill_of_two_hogs(16 * 1024), large = refill_of_two_hogs(64 * 1024);
   EXPECT_GT(small, 0);
   // Four times the lines, and each switch finds four times the share evicted.
   EXPECT_GT(large, 8 * small);
   EXPECT_THROW(TinySim::make_config("linux-4.0", "", {"task_working_set_bytes=8388608"}), std::invalid_argument);
+}
+
+// One socket whose two cores share the LLC: every refilled line comes from
+// inside it. (On 1s1c1t the LLC spans no other core, and evicted lines come
+// from memory.)
+TEST(Kernel, RefilledLinesOnOneSocketAllComeFromInsideItsLlc) {
+  TinySim s("1s2c1t", "linux-4.0");
+  for (const char* name : {"a", "b", "c"}) s.k.spawn(name, [](Proc& p) { return hog(p, 30000000, 100000); }, 0);
+  s.run();
+  EXPECT_GT(s.k.refill_lines().within_llc, 0);
+  EXPECT_EQ(s.k.refill_lines().beyond_llc, 0);
 }
 
 TEST(Kernel, WakeupRecordsRunDelayAndEveryCpuAccountsForAllTime) {
