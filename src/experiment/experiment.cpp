@@ -59,6 +59,15 @@ const StatMetric STAT_METRICS[] = {
        if (s.migrations == 0) return 0.0;
        return static_cast<double>(s.refill_lines_beyond_llc) / static_cast<double>(s.migrations);
      }},
+    // Every line fetched from beyond a CPU's last-level cache: refills,
+    // kernel objects, messages. The model's perf cache-misses, all causes.
+    {"llc_miss_lines", "lines",
+     [](const obs::Summary& s) { return static_cast<double>(s.refill_lines_beyond_llc + s.moved_lines_beyond_llc); }},
+    {"llc_miss_lines_per_migration", "lines", [](const obs::Summary& s) {
+       if (s.migrations == 0) return 0.0;
+       return static_cast<double>(s.refill_lines_beyond_llc + s.moved_lines_beyond_llc) /
+              static_cast<double>(s.migrations);
+     }},
     // Not a cost: where the wakees went. The share of all wakeups (local
     // ones included) whose waker and wakee were on the two threads of one
     // core, by the topology's SMT level (on 2.4 too, which has no domains).
@@ -462,6 +471,8 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         avg.switch_wait_ns = avg_i([](const obs::Summary& x) { return x.switch_wait_ns; });
         avg.refill_lines_within_llc = avg_i([](const obs::Summary& x) { return x.refill_lines_within_llc; });
         avg.refill_lines_beyond_llc = avg_i([](const obs::Summary& x) { return x.refill_lines_beyond_llc; });
+        avg.moved_lines_within_llc = avg_i([](const obs::Summary& x) { return x.moved_lines_within_llc; });
+        avg.moved_lines_beyond_llc = avg_i([](const obs::Summary& x) { return x.moved_lines_beyond_llc; });
         for (size_t p = 0; p < avg.work_by_path.size(); ++p)
           avg.work_by_path[p].second = avg_i([&](const obs::Summary& x) { return x.work_by_path[p].second; });
         for (auto& [k, v2] : avg.policy)
@@ -724,6 +735,7 @@ nlohmann::json summary_json(const obs::Summary& s) {
   for (const auto& [path, ns] : s.work_by_path) work[path] = ns;
   j["work_ns_by_path"] = work;
   j["refill_lines"] = {{"within_llc", s.refill_lines_within_llc}, {"beyond_llc", s.refill_lines_beyond_llc}};
+  j["moved_lines"] = {{"within_llc", s.moved_lines_within_llc}, {"beyond_llc", s.moved_lines_beyond_llc}};
   nlohmann::json pol = nlohmann::json::object();
   for (const auto& [k, v] : s.policy) pol[k] = v;
   j["policy"] = pol;

@@ -4,15 +4,29 @@
 
 namespace hw {
 
+// The nearest copy, which a fetch takes its data from.
+std::pair<int, int64_t> CacheLine::nearest_copy(const Machine& m, int cpu) const {
+  int source = writer;
+  int64_t nearest = m.line_transfer(writer, cpu);
+  sharers.for_each([&](int s) {
+    if (m.line_transfer(s, cpu) < nearest) {
+      source = s;
+      nearest = m.line_transfer(s, cpu);
+    }
+  });
+  return {source, nearest};
+}
+
 int64_t CacheLine::read(const Machine& m, int cpu) {
   if (writer < 0 || writer == cpu || sharers.test(cpu)) return 0;
-  int64_t nearest = m.line_transfer(writer, cpu);
-  if (!sharers.empty()) sharers.for_each([&](int s) { nearest = std::min(nearest, m.line_transfer(s, cpu)); });
+  const auto [source, nearest] = nearest_copy(m, cpu);
+  m.count_lines_moved(source, cpu, 1);
   sharers.set(cpu);
   return nearest;
 }
 
 int64_t CacheLine::write(const Machine& m, int cpu) {
+  if (writer >= 0 && writer != cpu && !sharers.test(cpu)) m.count_lines_moved(nearest_copy(m, cpu).first, cpu, 1);
   int64_t farthest = 0;
   if (writer >= 0 && writer != cpu) farthest = m.line_transfer(writer, cpu);
   if (!sharers.empty()) {

@@ -18,8 +18,13 @@ namespace hw {
 struct CacheLine {
   int writer = -1;  // -1: not written yet, costs nothing
   CpuMask sharers;
+  // Each returns what the access costs and counts the line it fetches, if
+  // any (Machine::count_lines_moved()).
   int64_t read(const Machine& m, int cpu);
   int64_t write(const Machine& m, int cpu);
+
+ private:
+  [[nodiscard]] std::pair<int, int64_t> nearest_copy(const Machine& m, int cpu) const;
 };
 
 // The costing rule the three line switches share: the stall of one CPU's path

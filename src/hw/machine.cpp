@@ -278,4 +278,10 @@ Machine::RefillLines Machine::refill_lines(int from, int to, int64_t bytes, int6
   return r;
 }
 
+void Machine::count_lines_moved(int from, int to, int64_t lines) const {
+  if (from < 0 || from == to || lines <= 0) return;
+  if (topo().cpu(from).core == topo().cpu(to).core) return;
+  (topo().cpu(from).llc == topo().cpu(to).llc ? lines_moved_.within_llc : lines_moved_.beyond_llc) += lines;
+}
+
 }  // namespace hw

@@ -94,6 +94,24 @@ class Machine {
   };
   [[nodiscard]] RefillLines refill_lines(int from, int to, int64_t bytes, int64_t warm_permille) const;
 
+  // Every other line the model moves between CPUs: the kernel objects'
+  // lines of the line switches (hw::CacheLine), the messages' data and the
+  // lines a path reaches through a CPU (workload/ipc.cpp), the wakeup's
+  // store to the target CPU, 2.4's task lines. Each fetch is counted by
+  // where its data comes from, as refill_lines() splits a refill: from
+  // inside the fetching CPU's last-level cache (perf's cache-references
+  // that hit) or from beyond it (cache-misses); a line the CPU's own core
+  // holds (its SMT sibling's) is neither, and so is a store to a line the
+  // CPU holds already, whose invalidations fetch no data. Not counted: the
+  // runqueue statistics placement and balancing read, which are charged
+  // per CPU read (lb_per_cpu_*), not as lines. The costs never read this
+  // tally, so it is kept on a const Machine.
+  struct LineMoves {
+    int64_t within_llc = 0, beyond_llc = 0;
+  };
+  void count_lines_moved(int from, int to, int64_t lines) const;
+  [[nodiscard]] const LineMoves& lines_moved() const { return lines_moved_; }
+
  private:
   MachineProfile profile_;
   // Where a refill's evicted and still-warm parts come from: one reading
@@ -105,6 +123,7 @@ class Machine {
   };
   [[nodiscard]] RefillPlan plan_refill(int from, int to, int64_t bytes) const;
   std::array<int64_t, 5> line_transfer_by_distance_{};  // indexed by hw::Distance
+  mutable LineMoves lines_moved_;
   std::vector<bool> executing_;
   std::vector<bool> llc_shared_beyond_core_;  // per CPU: its last-level cache spans other cores
   std::vector<std::vector<int>> siblings_;

@@ -993,6 +993,7 @@ void Kernel::kick_cpu(int target, Kick why) {
   const auto& st = machine_.profile().idle_states[static_cast<size_t>(k.idle_state)];
   if (target != this_cpu_) {
     const int64_t store = machine_.line_transfer(this_cpu_, target);
+    machine_.count_lines_moved(target, this_cpu_, 1);  // the store fetches the target's line
     charge(this_cpu_, store, CostPath::Ipi);
     latency += store;
     k.pending_by_store = wakes_by_store(k, why);

@@ -108,6 +108,8 @@ void StatsCollector::reset(kernel::Kernel& k) {
   work_at_reset_.assign(k.work_by_path().begin(), k.work_by_path().end());
   refill_within_at_reset_ = k.refill_lines().within_llc;
   refill_beyond_at_reset_ = k.refill_lines().beyond_llc;
+  moved_within_at_reset_ = k.machine().lines_moved().within_llc;
+  moved_beyond_at_reset_ = k.machine().lines_moved().beyond_llc;
   const auto bp = k.busy_placement();
   bp_wakeups_ = bp.wakeups;
   bp_idle_ = bp.idle_cpus;
@@ -133,6 +135,8 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
   s.wasted_ns = k.wasted_ns() - wasted_at_reset_;
   s.refill_lines_within_llc = k.refill_lines().within_llc - refill_within_at_reset_;
   s.refill_lines_beyond_llc = k.refill_lines().beyond_llc - refill_beyond_at_reset_;
+  s.moved_lines_within_llc = k.machine().lines_moved().within_llc - moved_within_at_reset_;
+  s.moved_lines_beyond_llc = k.machine().lines_moved().beyond_llc - moved_beyond_at_reset_;
   // Summed by name: a machine with several NUMA distances has one "NUMA"
   // level per distance.
   for (size_t i = 0; i < remote_wakeups_by_level_.size(); ++i)
@@ -203,6 +207,10 @@ std::string format_summary(const Summary& s) {
   std::snprintf(buf, sizeof buf, "  refilled lines        %12lld  (%lld from beyond the LLC)\n",
                 static_cast<long long>(s.refill_lines_within_llc + s.refill_lines_beyond_llc),
                 static_cast<long long>(s.refill_lines_beyond_llc));
+  o << buf;
+  std::snprintf(buf, sizeof buf, "  moved lines           %12lld  (%lld from beyond the LLC: kernel data, messages)\n",
+                static_cast<long long>(s.moved_lines_within_llc + s.moved_lines_beyond_llc),
+                static_cast<long long>(s.moved_lines_beyond_llc));
   o << buf;
   std::snprintf(buf, sizeof buf, "  wakeups               %12lld  (local %lld, remote %lld, affine %lld of %lld)\n",
                 static_cast<long long>(s.wakeups), static_cast<long long>(s.wakeups_local),

@@ -75,6 +75,11 @@ struct Summary {
   // CPU's last-level cache, and from beyond it, perf's cache-references that
   // hit and cache-misses, for this one source.
   int64_t refill_lines_within_llc = 0, refill_lines_beyond_llc = 0;
+  // Every other line fetched from another CPU's caches
+  // (hw::Machine::lines_moved()): kernel objects, messages, the
+  // scheduler's. With the refills, the model's side of perf's
+  // cache-references that hit and cache-misses.
+  int64_t moved_lines_within_llc = 0, moved_lines_beyond_llc = 0;
   std::vector<std::pair<std::string, int64_t>> policy;
 };
 
@@ -109,6 +114,7 @@ class StatsCollector final : public Observer {
   std::vector<int64_t> idle_at_reset_, busy_at_reset_, spin_at_reset_, work_at_reset_;
   int64_t wasted_at_reset_ = 0;
   int64_t refill_within_at_reset_ = 0, refill_beyond_at_reset_ = 0;
+  int64_t moved_within_at_reset_ = 0, moved_beyond_at_reset_ = 0;
   int64_t bp_wakeups_ = 0, bp_idle_ = 0, bp_after_ns_ = 0, bp_after_n_ = 0;
   int64_t t_reset_ = 0;
 };

@@ -137,6 +137,9 @@ TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
   // Two sockets: some refilled lines come from the other one.
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n  refilled lines +[1-9]\d* +\([1-9]\d* from beyond the LLC\)\n)")))
       << r.out;
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(\n  moved lines +[1-9]\d* +\([1-9]\d* from beyond the LLC: kernel data, messages\)\n)")))
+      << r.out;
   auto no_working_set =
       run("perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --sysctl task_working_set_bytes=0");
   EXPECT_EQ(no_working_set.code, 0) << no_working_set.err;
@@ -160,7 +163,7 @@ TEST(Cli, JsonOutputHasTheDocumentedKeys) {
   EXPECT_EQ(r.code, 0) << r.err;
   for (const char* k : {"\"benchmark\"", "\"args\"", "\"machine\"", "\"kernel\"", "\"seed\"", "\"metrics\"",
                         "\"ops_per_sec\"", "\"stats\"", "\"idle_ns_per_cpu\"", "\"work_ns_by_path\"", "\"context_switch\"",
-                        "\"refill_lines\"", "\"within_llc\"", "\"beyond_llc\""})
+                        "\"refill_lines\"", "\"moved_lines\"", "\"within_llc\"", "\"beyond_llc\""})
     EXPECT_NE(r.out.find(k), std::string::npos) << k;
 }
 

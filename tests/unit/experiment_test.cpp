@@ -192,6 +192,49 @@ TEST(Experiment, RefillLinesFromBeyondTheLlcAreTheCrossSocketMovesWorkingSets) {
   EXPECT_DOUBLE_EQ(m[1].value, m[0].value / static_cast<double>(s.migrations));
 }
 
+// Every other line the model moves: on one socket none comes from beyond
+// its LLC; on two, some do. With the kernel objects' lines off only the
+// messages' data moves (two 64-byte lines for a 100-byte message, when its
+// reader runs elsewhere) and the wakeups' stores to their target CPU.
+TEST(Experiment, MovedLinesComeFromBeyondTheLlcOnlyAcrossSockets) {
+  const auto run = [](const char* machine, const char* kernel, bool pipes, std::vector<std::string> sysctls) {
+    experiment::RunSpec spec;
+    spec.machine = machine;
+    spec.kernel = kernel;
+    spec.bench = "messaging";
+    spec.bench_args = {"-g", "1", "-l", "100"};
+    if (pipes) spec.bench_args.push_back("-p");
+    spec.seed = 1;
+    spec.sysctls = std::move(sysctls);
+    return experiment::run_once(spec).stats;
+  };
+  const int64_t messages = 20 * 20 * 100;
+  for (const char* kernel : {"linux-4.0", "linux-2.4.19"})
+    for (bool pipes : {false, true}) {
+      SCOPED_TRACE(std::string(kernel) + (pipes ? " pipes" : " sockets"));
+      const auto one_socket = run("1s4c1t", kernel, pipes, {});
+      EXPECT_GT(one_socket.moved_lines_within_llc, 0);
+      EXPECT_EQ(one_socket.moved_lines_beyond_llc, 0);
+      const auto two_sockets = run("2s2c1t", kernel, pipes, {});
+      EXPECT_GT(two_sockets.moved_lines_beyond_llc, 0);
+      // Without the objects' lines: on 4.0 each message's two data lines at
+      // most, and one line per wakeup's store to its target CPU. (2.4's
+      // goodness() also reads the line of every task on its one runqueue.)
+      const auto data_only = run("2s2c1t", kernel, pipes, {"unix_sock_lines=0", "pipe_lines=0", "ttwu_lines=0"});
+      const int64_t data_moved = data_only.moved_lines_within_llc + data_only.moved_lines_beyond_llc;
+      EXPECT_GT(data_moved, 0);
+      if (std::string(kernel) == "linux-4.0") {
+        EXPECT_LE(data_moved, 2 * messages + data_only.wakeups);
+      }
+      EXPECT_LT(data_moved, two_sockets.moved_lines_within_llc + two_sockets.moved_lines_beyond_llc);
+    }
+  const auto two_sockets = run("2s2c1t", "linux-4.0", false, {});
+  const auto m = experiment::stat_metrics_of(two_sockets, {"llc_miss_lines", "llc_miss_lines_per_migration"});
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0].value, static_cast<double>(two_sockets.refill_lines_beyond_llc + two_sockets.moved_lines_beyond_llc));
+  EXPECT_DOUBLE_EQ(m[1].value, m[0].value / static_cast<double>(two_sockets.migrations));
+}
+
 // Kernel statistics listed in stat_metrics are tabulated like the
 // benchmark's metrics: one value per repeat, taken from that run's summary,
 // and tested against noise. A bad list fails at load.

@@ -160,7 +160,9 @@ TEST(Machine, RefillLinesSplitAtTheLastLevelCache) {
       for (int64_t warm : {0, 500, 1000}) {
         const bool off_llc = m.topo().cpu(from).llc != m.topo().cpu(to).llc;
         EXPECT_EQ(beyond(from, to, warm), off_llc ? lines : 0) << from << "->" << to << " warm " << warm;
-        if (off_llc) EXPECT_EQ(within(from, to, warm), 0);
+        if (off_llc) {
+          EXPECT_EQ(within(from, to, warm), 0);
+        }
       }
   EXPECT_EQ(beyond(0, 8, 750), lines);  // all of it from the other socket
   EXPECT_EQ(within(0, 8, 750), 0);
@@ -190,6 +192,53 @@ TEST(CacheLine, LoadsShareTheLineAndAStoreInvalidatesEveryOtherCopy) {
   EXPECT_EQ(line.write(m, 1), 0);       // the only copy
   EXPECT_EQ(line.read(m, 0), llc);
   EXPECT_EQ(line.write(m, 0), llc);     // an upgrade still invalidates 1
+}
+
+// What each access fetches, for perf's cache-references and cache-misses:
+// a fetch counts where the nearest copy is; an upgrade fetches nothing.
+TEST(CacheLine, FetchesCountWhereTheirDataComesFrom) {
+  const hw::Machine m(hw::load_machine("haswell-2s8c2t"));  // 0-7 and 16-23 on socket 0; 16 is 0's sibling
+  const auto moved = [&] { return std::pair{m.lines_moved().within_llc, m.lines_moved().beyond_llc}; };
+  using P = std::pair<int64_t, int64_t>;
+  hw::CacheLine line;
+  line.read(m, 0);
+  line.write(m, 0);
+  line.read(m, 0);
+  EXPECT_EQ(moved(), P(0, 0));  // never written, then the writer's own copy
+  line.read(m, 16);
+  EXPECT_EQ(moved(), P(0, 0));  // from the L2 the two threads share
+  line.read(m, 1);
+  EXPECT_EQ(moved(), P(1, 0));  // another core under the same LLC
+  line.read(m, 8);
+  EXPECT_EQ(moved(), P(1, 1));  // the other socket
+  line.read(m, 9);
+  EXPECT_EQ(moved(), P(2, 1));  // the nearer copy, on 8
+  line.write(m, 9);
+  EXPECT_EQ(moved(), P(2, 1));  // an upgrade: 9 holds it
+  line.write(m, 2);
+  EXPECT_EQ(moved(), P(2, 2));  // 9's is the only copy now
+  line.read(m, 10);
+  line.read(m, 3);
+  EXPECT_EQ(moved(), P(3, 3));  // 10 from 2 across sockets; 3 from 2
+  line.write(m, 2);
+  EXPECT_EQ(moved(), P(3, 3));  // the writer's upgrade fetches nothing
+  line.read(m, 11);
+  line.write(m, 12);
+  EXPECT_EQ(moved(), P(4, 4));  // 11 from 2, across; 12 from 11, the nearer copy, not the writer
+  // Runs and copies count every line; nothing moves within a CPU.
+  m.count_lines_moved(2, 10, 4);
+  m.count_lines_moved(2, 3, 2);
+  m.count_lines_moved(2, 2, 5);
+  m.count_lines_moved(-1, 2, 5);
+  m.count_lines_moved(2, 18, 5);  // 2's sibling
+  EXPECT_EQ(moved(), P(6, 8));
+  // On a per-core LLC every other core's copy is beyond it.
+  const hw::Machine p4(hw::load_machine("p4xeon-4way"));
+  hw::CacheLine other;
+  other.write(p4, 0);
+  other.read(p4, 1);
+  EXPECT_EQ(p4.lines_moved().beyond_llc, 1);
+  EXPECT_EQ(p4.lines_moved().within_llc, 0);
 }
 
 // The what-ifs' costing rule (x86-TSO): loads stall; plain stores wait in

@@ -272,10 +272,21 @@ class Linux24 final : public SchedClass {
     l.cached_on.set(cpu);
     l.owner = cpu;
   }
+  // The copy a fetch on `cpu` takes its data from, for the tally of lines
+  // moved (the cost is the owner's, as before the tally).
+  int nearest_copy(const Line& l, int cpu) const {
+    int source = l.owner;
+    for (int c = 0; c < core_.nr_cpus(); ++c)
+      if (c != cpu && l.cached_on.test(c) &&
+          core_.machine().line_transfer(c, cpu) < core_.machine().line_transfer(source, cpu))
+        source = c;
+    return source;
+  }
   // Returns the cost of reading the line on `cpu`.
   int64_t read_line(const Task* p, int cpu) {
     Line& l = lines_[p];
     if (l.owner < 0 || l.cached_on.test(cpu)) return 0;
+    core_.machine().count_lines_moved(nearest_copy(l, cpu), cpu, 1);
     l.cached_on.set(cpu);
     return core_.machine().line_transfer(l.owner, cpu);
   }
@@ -283,6 +294,7 @@ class Linux24 final : public SchedClass {
   // (hw::CacheLine's rule), then it is `cpu`'s alone.
   int64_t store_line(const Task* p, int cpu) {
     const Line& l = lines_[p];
+    if (l.owner >= 0 && !l.cached_on.test(cpu)) core_.machine().count_lines_moved(nearest_copy(l, cpu), cpu, 1);
     int64_t farthest = 0;
     for (int c = 0; c < core_.nr_cpus(); ++c)
       if (c != cpu && l.cached_on.test(c)) farthest = std::max(farthest, core_.machine().line_transfer(c, cpu));

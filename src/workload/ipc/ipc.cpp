@@ -13,9 +13,14 @@ using kernel::WF_SYNC;
 namespace {
 constexpr int64_t PAGE_SIZE = 4096;
 
-int64_t copy_cost(Proc& p, int from_cpu, int64_t bytes) {
+// The copy of `bytes` last written on `from_cpu`. Its lines are counted
+// as moved (hw::Machine::count_lines_moved()) unless the caller tracks
+// them line by line (2.4's pipe page).
+int64_t copy_cost(Proc& p, int from_cpu, int64_t bytes, bool count_lines = true) {
   const auto& c = p.costs();
-  return bytes * c.copy_ns_per_kib / 1024 + p.kernel().machine().transfer_cost(from_cpu, p.cpu(), bytes);
+  const auto& m = p.kernel().machine();
+  if (count_lines) m.count_lines_moved(from_cpu, p.cpu(), (bytes + c.cache_line_bytes - 1) / c.cache_line_bytes);
+  return bytes * c.copy_ns_per_kib / 1024 + m.transfer_cost(from_cpu, p.cpu(), bytes);
 }
 
 // pipe_wait(): sleep on the queue without re-checking (the caller loops);
@@ -31,7 +36,15 @@ Co<void> pipe_wait(Proc& p, WaitQueue& wq, const char* caller) {
 // metadata line v4.0's af_unix.c or fs/pipe.c loads or stores, charged where
 // its copies are, by the rule hw::LineStalls states (loads stall, plain
 // stores wait in the store buffer for the next locked instruction).
-int64_t transfer_from(Proc& p, int cpu) { return cpu < 0 ? 0 : p.kernel().machine().line_transfer(cpu, p.cpu()); }
+
+// The cost of a line last written on `cpu`, one of `fetched` lines this
+// access brings from there (counted as moved; 0 when the path holds them
+// already).
+int64_t transfer_from(Proc& p, int cpu, int64_t fetched = 1) {
+  if (cpu < 0) return 0;
+  p.kernel().machine().count_lines_moved(cpu, p.cpu(), fetched);
+  return p.kernel().machine().line_transfer(cpu, p.cpu());
+}
 Co<void> charge(Proc& p, int64_t ns) {
   if (ns) co_await p.sys(ns);
 }
@@ -50,20 +63,25 @@ struct LinePath {
   // A line known only by the CPU that wrote it last.
   void load_from(int cpu) { stalls.load(transfer_from(p, cpu)); }
   void store_to(int cpu) { stalls.store(transfer_from(p, cpu)); }
+  // A store to a line this path has loaded already: charged as store_to()
+  // (the invalidation of the copy the load left), but an upgrade, which
+  // fetches no data.
+  void store_to_loaded(int cpu) { stalls.store(transfer_from(p, cpu, 0)); }
   // Independent loads issued together overlap: the step costs the dearest
   // of the transfers read() and from() give.
   int64_t read(CacheLine& line) { return line.read(machine(), p.cpu()); }
-  int64_t from(int cpu) { return transfer_from(p, cpu); }
+  int64_t from(int cpu, int64_t fetched = 1) { return transfer_from(p, cpu, fetched); }
   void load_step(std::initializer_list<int64_t> transfers) { stalls.load(std::max(transfers)); }
   // `lines` lines of one object reached through one pointer, read or
   // written in a run (a copy, a memset), whose copies `cpu` holds: the
   // line fill buffers take refill_mlp at a time, so the run waits for all
   // batches but the last, whose loads it waits for too and whose stores it
   // leaves in the store buffer.
-  void load_run_from(int cpu, int64_t lines) { stalls.load(batches(lines) * transfer_from(p, cpu)); }
+  void load_run_from(int cpu, int64_t lines) { stalls.load(batches(lines) * transfer_from(p, cpu, lines)); }
   void store_run_to(int cpu, int64_t lines) {
-    stalls.load((batches(lines) - 1) * transfer_from(p, cpu));
-    stalls.store(transfer_from(p, cpu));
+    const int64_t transfer = transfer_from(p, cpu, lines);
+    stalls.load((batches(lines) - 1) * transfer);
+    stalls.store(transfer);
   }
   // A run of stores to `n` lines of `lines` from `first`, whose copies may
   // sit on different CPUs (2.4's one pipe page): as store_run_to(), at the
@@ -452,7 +470,8 @@ Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
 // the page's end); an emptied pipe starts again at the page's beginning
 // (the "cache behaviour optimization"). With pipe_lines: down(); len,
 // base and start; the data's loads stay with the copy, and the page's
-// lines only record the copies they leave; the wakeup before up(); then
+// lines only record the copies they leave (and count the lines the copy
+// moved, each from its own writer); the wakeup before up(); then
 // UPDATE_ATIME()'s load of i_atime on the semaphore's line, and
 // dnotify_parent().
 Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
@@ -484,7 +503,7 @@ Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
         path.load(pipe.info_line);
         co_await charge(p, path.take_stall());
       }
-      co_await p.sys(copy_cost(p, pipe.writer_cpu24, chars));
+      co_await p.sys(copy_cost(p, pipe.writer_cpu24, chars, !lines));
       if (lines)
         for (int64_t i = pipe.start24 / 64; i <= (pipe.start24 + chars - 1) / 64; ++i)
           (void)pipe.page_lines24[static_cast<size_t>(i)].read(p.kernel().machine(), p.cpu());
@@ -669,7 +688,9 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
       // and the shared info; skb_set_owner_w()'s locked add to
       // sk_wmem_alloc waits for those stores; skb_copy_datagram_from_iter()
       // stores the data.
-      path.load_step({path.from(sk.skb_freed_on), path.read(sk.data_page_line)});
+      // The two free pointers' lines are among those the stores below
+      // fetch, and counted there.
+      path.load_step({path.from(sk.skb_freed_on, 0), path.read(sk.data_page_line)});
       path.store_run_to(sk.skb_freed_on, SK_BUFF_LINES + 1);
       path.locked(sk.wmem_line);
       path.store_run_to(sk.skb_freed_on, (size + 63) / 64);
@@ -746,8 +767,8 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
     copied += chunk;
     size -= chunk;
     if (sk.charge_lines) {
-      // UNIXCB(skb).consumed += chunk.
-      path.store_to(skb.len_line_cpu);
+      // UNIXCB(skb).consumed += chunk, on line 1, loaded above.
+      path.store_to_loaded(skb.len_line_cpu);
       skb.len_line_cpu = p.cpu();
     }
     if (skb.consumed < skb.len) break;
@@ -761,7 +782,7 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
       // sock_wfree(): sock_flag() loads sk_flags, on the line of the
       // sender's sk_wmem_alloc, then atomic_sub() there.
       path.locked(sk.queue_head_line);
-      path.store_to(skb.link_line_cpu);
+      path.store_to_loaded(skb.link_line_cpu);  // line 0, in the run loaded above
       if (sk.receive_queue.size() > 1) {
         UnixSock::Skb& next = sk.receive_queue[1];
         path.store_to(next.link_line_cpu);
@@ -784,7 +805,7 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
       // sender wrote) and cmpxchg a slab page of the sender's CPU.
       path.locked(owner->wmem_line);
       path.load_from(writer_cpu);
-      path.store_to(writer_cpu);
+      path.store_to_loaded(writer_cpu);  // the data's first line, which the copy read
       path.locked(owner->data_page_line);
       path.locked(owner->head_page_line);
       co_await charge(p, path.take_stall());
@@ -1023,7 +1044,7 @@ Co<int64_t> unix_recv24(Proc& p, UnixSock& sk, int64_t size) {
         path.store_to(next.link_line_cpu);
         next.link_line_cpu = p.cpu();
       }
-      path.store_to(skb.link_line_cpu);
+      path.store_to_loaded(skb.link_line_cpu);
       co_await charge_locked(p, sk.queue_lock, path.take_stall());
       path.store(sk.queue_head_line);
       // len, and data with the destructor: the other two lines, one batch.
@@ -1034,7 +1055,7 @@ Co<int64_t> unix_recv24(Proc& p, UnixSock& sk, int64_t size) {
     copied += chunk;
     size -= chunk;
     if (lines) {
-      path.store_to(skb.len_line_cpu);  // skb_pull(): len and data
+      path.store_to_loaded(skb.len_line_cpu);  // skb_pull(): len and data, loaded above
       skb.len_line_cpu = skb.link_line_cpu = p.cpu();  // this CPU's, if it goes back
     }
     if (skb.consumed < skb.len) {
