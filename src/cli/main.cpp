@@ -228,7 +228,12 @@ int cmd_run(int argc, char** argv) {
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int repeats = 0;
   std::vector<std::string> sysctls;
+  std::string machine;
   app.add_option("file", file, "experiment file (TOML)")->required();
+  app.add_option("--machine", machine,
+                 "machine profile, profile file or topology for every cell instead of the file's: a what-if "
+                 "machine (e.g. a file that `extends` the file's machine with one cost changed) against the "
+                 "same variants, workloads and seeds");
   app.add_option("--sysctl", sysctls,
                  "sysctl name=value for every variant, before the variant's own (repeatable): e.g. the line "
                  "switches at 0 for the cost model before stop 34");
@@ -240,6 +245,10 @@ int cmd_run(int argc, char** argv) {
   try {
     auto exp = experiment::load_experiment(file);
     if (repeats > 0) exp.repeats = repeats;
+    if (!machine.empty()) {
+      (void)hw::load_machine(machine);  // an unknown machine fails here, not in every cell
+      exp.machine = machine;
+    }
     for (auto& v : exp.variants) v.sysctls.insert(v.sysctls.begin(), sysctls.begin(), sysctls.end());
     auto res = experiment::run_experiment(exp, jobs);
     std::cout << (json ? experiment::format_json(res) + "\n" : experiment::format_table(res));
@@ -259,6 +268,7 @@ void usage() {
                "               --json --quiet --trace FILE --interval-ms MS --instances N\n"
                "               --start-layout A/B --unpin-after-ms MS\n"
                "  schedlab run experiments/<name>.toml [--json] [--jobs N] [--repeats N] [--sysctl NAME=VALUE]\n"
+               "                                      [--machine M]\n"
                "  schedlab machines\n"
                "  schedlab topology <machine> [--kernel K]\n"
                "  schedlab costs <machine>       (every cost parameter, value, unit and source)\n"

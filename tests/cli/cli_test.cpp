@@ -237,6 +237,23 @@ TEST(Cli, RunSysctlAppliesToEveryVariant) {
   EXPECT_NE(run(base + " --sysctl no_such_knob=1").code, 0);
 }
 
+// run --machine: the same variants, workloads and seeds on another machine,
+// e.g. a what-if file that extends the file's machine with one cost changed.
+// The header names it; a cost that changes nothing gives the file's figures.
+TEST(Cli, RunMachineReplacesTheFilesMachine) {
+  const std::string base = "run tests/cli/two_variants.toml --repeats 2 --jobs 2";
+  auto stock = run(base);
+  ASSERT_EQ(stock.code, 0) << stock.err;
+  auto same = run(base + " --machine 2s2c2t");
+  EXPECT_EQ(stock.out, same.out);
+  auto dear = run(base + " --machine tests/cli/whatif_2s2c2t_dear_switch.toml");
+  ASSERT_EQ(dear.code, 0) << dear.err;
+  EXPECT_NE(dear.out.find("machine tests/cli/whatif_2s2c2t_dear_switch.toml  kernel linux-4.0"), std::string::npos)
+      << dear.out;
+  EXPECT_NE(stock.out.substr(stock.out.find('\n')), dear.out.substr(dear.out.find('\n')));
+  EXPECT_NE(run(base + " --machine no_such_machine").code, 0);
+}
+
 // stat_metrics: each listed kernel statistic gets a row per variant, after
 // the benchmark's metric, with its change and interval like any metric.
 TEST(Cli, RunPrintsStatMetricsAsRows) {
