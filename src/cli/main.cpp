@@ -1,5 +1,6 @@
 // schedlab: parse -> build -> run -> report. No logic beyond wiring.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <optional>
@@ -221,6 +222,23 @@ int cmd_bench(int argc, char** argv) {
   return rc;
 }
 
+// Keeps the experiment's workloads whose name starts with one of `prefixes`,
+// in the file's order; a prefix that matches none is a typo, reported with
+// the names there are.
+void keep_workloads(experiment::Experiment& exp, const std::vector<std::string>& prefixes) {
+  auto matches = [](const experiment::Workload& w, const std::string& prefix) { return w.name.starts_with(prefix); };
+  for (const auto& prefix : prefixes) {
+    if (std::any_of(exp.workloads.begin(), exp.workloads.end(), [&](const auto& w) { return matches(w, prefix); }))
+      continue;
+    std::string names;
+    for (const auto& w : exp.workloads) names += (names.empty() ? "'" : ", '") + w.name + "'";
+    throw std::runtime_error("--workload '" + prefix + "' matches no workload of " + exp.name + " (" + names + ")");
+  }
+  std::erase_if(exp.workloads, [&](const auto& w) {
+    return std::none_of(prefixes.begin(), prefixes.end(), [&](const auto& p) { return matches(w, p); });
+  });
+}
+
 int cmd_run(int argc, char** argv) {
   CLI::App app{"schedlab run"};
   std::string file;
@@ -229,6 +247,7 @@ int cmd_run(int argc, char** argv) {
   int repeats = 0;
   std::vector<std::string> sysctls;
   std::string machine;
+  std::vector<std::string> workloads;
   app.add_option("file", file, "experiment file (TOML)")->required();
   app.add_option("--machine", machine,
                  "machine profile, profile file or topology for every cell instead of the file's: a what-if "
@@ -239,6 +258,9 @@ int cmd_run(int argc, char** argv) {
                  "switches at 0 for the cost model before stop 34");
   app.add_option("--repeats", repeats, "repeats per cell instead of the file's (narrows the CI)")
       ->check(CLI::Range(1, 1000));
+  app.add_option("--workload", workloads,
+                 "run only the workloads whose name starts with this text (repeatable); a repeat's seed "
+                 "does not depend on which workloads run, so its figures are the full run's");
   app.add_flag("--json", json, "machine-readable output (docs/json.md)");
   app.add_option("--jobs", jobs, "simulations in parallel")->check(CLI::Range(1, 256));
   if (auto rc = parse(app, argc, argv, 2)) return *rc;
@@ -249,6 +271,7 @@ int cmd_run(int argc, char** argv) {
       (void)hw::load_machine(machine);  // an unknown machine fails here, not in every cell
       exp.machine = machine;
     }
+    if (!workloads.empty()) keep_workloads(exp, workloads);
     for (auto& v : exp.variants) v.sysctls.insert(v.sysctls.begin(), sysctls.begin(), sysctls.end());
     auto res = experiment::run_experiment(exp, jobs);
     std::cout << (json ? experiment::format_json(res) + "\n" : experiment::format_table(res));
@@ -268,7 +291,7 @@ void usage() {
                "               --json --quiet --trace FILE --interval-ms MS --instances N\n"
                "               --start-layout A/B --unpin-after-ms MS\n"
                "  schedlab run experiments/<name>.toml [--json] [--jobs N] [--repeats N] [--sysctl NAME=VALUE]\n"
-               "                                      [--machine M]\n"
+               "                                      [--machine M] [--workload NAME]\n"
                "  schedlab machines\n"
                "  schedlab topology <machine> [--kernel K]\n"
                "  schedlab costs <machine>       (every cost parameter, value, unit and source)\n"

@@ -254,6 +254,27 @@ TEST(Cli, RunMachineReplacesTheFilesMachine) {
   EXPECT_NE(run(base + " --machine no_such_machine").code, 0);
 }
 
+// --workload: a chosen workload's rows are the full run's (a repeat's seed
+// does not depend on which workloads run), the others are gone, and a name
+// that matches nothing fails with the names there are.
+TEST(Cli, RunWorkloadRunsOnlyTheChosenWorkload) {
+  const std::string base = "run tests/cli/two_workloads.toml --jobs 2";
+  auto full = run(base);
+  ASSERT_EQ(full.code, 0) << full.err;
+  auto pipe = run(base + " --workload pipe");
+  ASSERT_EQ(pipe.code, 0) << pipe.err;
+  auto figures = [](const std::string& out) { return out.substr(0, out.find("\nWhy")); };
+  const std::string full_figures = figures(full.out), pipe_figures = figures(pipe.out);
+  EXPECT_NE(full_figures.find("messaging -g 1 -l 20"), std::string::npos);
+  EXPECT_EQ(pipe.out.find("messaging"), std::string::npos) << pipe.out;
+  const auto pipe_rows = pipe_figures.substr(pipe_figures.find("pipe -l 500 x2"));
+  EXPECT_GT(std::count(pipe_rows.begin(), pipe_rows.end(), '\n'), 6);
+  EXPECT_NE(full_figures.find(pipe_rows), std::string::npos) << pipe_rows;
+  auto typo = run(base + " --workload pipe --workload nope");
+  EXPECT_NE(typo.code, 0);
+  EXPECT_NE(typo.err.find("'messaging -g 1 -l 20', 'pipe -l 500 x2'"), std::string::npos) << typo.err;
+}
+
 // stat_metrics: each listed kernel statistic gets a row per variant, after
 // the benchmark's metric, with its change and interval like any metric.
 TEST(Cli, RunPrintsStatMetricsAsRows) {
