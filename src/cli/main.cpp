@@ -246,6 +246,7 @@ int cmd_run(int argc, char** argv) {
   int jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int repeats = 0;
   std::vector<std::string> sysctls;
+  std::string features;
   std::string machine;
   std::vector<std::string> workloads;
   app.add_option("file", file, "experiment file (TOML)")->required();
@@ -256,6 +257,9 @@ int cmd_run(int argc, char** argv) {
   app.add_option("--sysctl", sysctls,
                  "sysctl name=value for every variant, before the variant's own (repeatable): e.g. the line "
                  "switches at 0 for the cost model before stop 34");
+  app.add_option("--features", features,
+                 "features A,NO_B for every variant, before the variant's own: e.g. NO_WAKE_WIDE to ask what "
+                 "each variant does without 4.0's wake_wide()");
   app.add_option("--repeats", repeats, "repeats per cell instead of the file's (narrows the CI)")
       ->check(CLI::Range(1, 1000));
   app.add_option("--workload", workloads,
@@ -272,7 +276,12 @@ int cmd_run(int argc, char** argv) {
       exp.machine = machine;
     }
     if (!workloads.empty()) keep_workloads(exp, workloads);
-    for (auto& v : exp.variants) v.sysctls.insert(v.sysctls.begin(), sysctls.begin(), sysctls.end());
+    for (auto& v : exp.variants) {
+      v.sysctls.insert(v.sysctls.begin(), sysctls.begin(), sysctls.end());
+      if (!features.empty()) v.features = v.features.empty() ? features : features + "," + v.features;
+    }
+    // A bad name or a clash with a variant's own fails here, not in every cell.
+    experiment::check_variants(exp, file);
     auto res = experiment::run_experiment(exp, jobs);
     std::cout << (json ? experiment::format_json(res) + "\n" : experiment::format_table(res));
     return res.problems.empty() ? 0 : 3;
@@ -291,7 +300,7 @@ void usage() {
                "               --json --quiet --trace FILE --interval-ms MS --instances N\n"
                "               --start-layout A/B --unpin-after-ms MS\n"
                "  schedlab run experiments/<name>.toml [--json] [--jobs N] [--repeats N] [--sysctl NAME=VALUE]\n"
-               "                                      [--machine M] [--workload NAME]\n"
+               "                                      [--features A,NO_B] [--machine M] [--workload NAME]\n"
                "  schedlab machines\n"
                "  schedlab topology <machine> [--kernel K]\n"
                "  schedlab costs <machine>       (every cost parameter, value, unit and source)\n"

@@ -193,6 +193,11 @@ Experiment load_experiment(const std::string& path) {
     parse_command(w.command, b, a);
     workload::make_bench(b, a);
   }
+  check_variants(x, path);
+  return x;
+}
+
+void check_variants(const Experiment& x, const std::string& path) {
   std::string default_kernel;
   try {
     default_kernel = hw::load_machine(x.machine).default_kernel;
@@ -210,7 +215,6 @@ Experiment load_experiment(const std::string& path) {
       throw std::invalid_argument(path + ": variant '" + v.name + "': " + e.what());
     }
   }
-  return x;
 }
 
 double mean_of(const std::vector<double>& v) {

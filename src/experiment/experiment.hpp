@@ -47,6 +47,11 @@ struct Experiment {
 
 Experiment load_experiment(const std::string& path);
 
+// Every variant's kernel, features and sysctls make a consistent kernel on
+// the experiment's machine; throws naming `path` and the variant otherwise.
+// load_experiment() calls it; call it again after changing a variant.
+void check_variants(const Experiment& x, const std::string& path);
+
 // The kernel statistics an experiment may list in `stat_metrics`, and their
 // values for one run: the counters that explain a result, so that a change
 // in them can be tested against noise like the benchmark's own figure.

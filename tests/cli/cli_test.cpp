@@ -237,6 +237,23 @@ TEST(Cli, RunSysctlAppliesToEveryVariant) {
   EXPECT_NE(run(base + " --sysctl no_such_knob=1").code, 0);
 }
 
+// run --features: features for every variant, the variant's own after them,
+// checked against each variant before anything runs.
+TEST(Cli, RunFeaturesApplyToEveryVariantBeforeItsOwn) {
+  const std::string base = "run tests/cli/two_variants.toml --repeats 2 --jobs 2";
+  for (const auto& [features, error] : {std::pair{"NO_SUCH_FEATURE", "unknown feature 'SUCH_FEATURE'"},
+                                        std::pair{"WAKE_IDLE_CPU_LITERAL", "variant 'wake-idle-cpu'"}}) {
+    auto bad = run(base + " --features " + features);
+    EXPECT_NE(bad.code, 0) << features;
+    EXPECT_EQ(bad.out, "") << features;
+    EXPECT_NE(bad.err.find(error), std::string::npos) << bad.err;
+  }
+  const auto stock = run(base).out;
+  // The variant's own WAKE_IDLE_CPU comes last, so turning it off first changes nothing.
+  EXPECT_EQ(run(base + " --features NO_WAKE_IDLE_CPU").out, stock);
+  EXPECT_NE(run(base + " --features NO_WAKE_WIDE").out, stock);
+}
+
 // run --machine: the same variants, workloads and seeds on another machine,
 // e.g. a what-if file that extends the file's machine with one cost changed.
 // The header names it; a cost that changes nothing gives the file's figures.

@@ -3,6 +3,7 @@
 // SCHEDLAB_UPDATE_GOLDEN=1 and review the diff.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdlib>
 #include <map>
 #include <fstream>
@@ -188,6 +189,54 @@ TEST(Golden, Seed000WakeIdleCpuFindsTheIdleSocket) {
   const int cpu = seed000_wakeup("WAKE_IDLE_CPU", "seed000_wake_idle_cpu");
   if (::testing::Test::IsSkipped()) return;
   EXPECT_TRUE(cpu == 2 || cpu == 3) << "woken onto cpu " << cpu;
+}
+
+namespace {
+// Where WAKE_IDLE_CPU's fall-through puts a wakee when no CPU is idle: it
+// searches from the waker's CPU, and find_idlest_group() keeps the waker's
+// socket unless the other is imbalance_pct/2 (12%) lighter. Every CPU of
+// 2s2c1t is busy and both sockets carry five hogs (CPU 0: the waker and
+// three more, CPU 1: one; CPU 2: two, CPU 3: three). The sleeper last ran
+// on CPU 2. wake_affine() refuses the sync wakeup (CPU 0 is far heavier
+// than CPU 2), so the baseline leaves it on CPU 2; the patch moves it to the
+// waker's socket, onto CPU 1, the least loaded there, though it is busy.
+// Returns the CPU it is woken onto; `counters` gets the fall-through's
+// counts (slow paths, waker on another socket, moved socket, on the
+// waker's socket; -1 where the policy has none).
+int balanced_sockets_wakeup(const char* features, const char* golden, std::array<int64_t, 4>* counters) {
+  TwoSocketScenario x(features);
+  x.s.k.spawn("sleeper", [&](Proc& p) { return blocker(p, &x.wq, &x.flag); }, 2);
+  x.s.k.spawn("hog0", [&](Proc& p) { return waking_hog(p, &x.wq, &x.flag); }, 0);
+  static const char* const kNames[] = {"hog0a", "hog0b", "hog0c", "hog1", "hog2a", "hog2b", "hog3a", "hog3b", "hog3c"};
+  static const int kCpus[] = {0, 0, 0, 1, 2, 2, 3, 3, 3};
+  for (size_t i = 0; i < std::size(kCpus); ++i)
+    x.spawn_at(50000, kNames[i], [](Proc& p) { return hog(p, 500000, 100000); }, kCpus[i]);
+  check_golden(golden, x.s, x.trace);
+  static const char* const kCounters[] = {"wake_idle_cpu_slow_paths", "wake_idle_cpu_slow_path_waker_remote",
+                                          "wake_idle_cpu_slow_path_moved_socket",
+                                          "wake_idle_cpu_slow_path_on_waker_socket"};
+  counters->fill(-1);
+  for (const auto& [name, value] : x.s.k.policy().stats())
+    for (size_t i = 0; i < counters->size(); ++i)
+      if (name == kCounters[i]) (*counters)[i] = value;
+  return target_cpu_of(x.trace, "sched_wakeup: comm=sleeper");
+}
+}  // namespace
+
+TEST(Golden, Seed000BaselineLeavesTheWakeeOnItsBusySocket) {
+  std::array<int64_t, 4> counters{};
+  const int cpu = balanced_sockets_wakeup("", "seed000_balanced_baseline", &counters);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(cpu, 2);
+  EXPECT_EQ(counters, (std::array<int64_t, 4>{-1, -1, -1, -1}));
+}
+
+TEST(Golden, Seed000WakeIdleCpuPullsTheWakeeToTheWakersSocket) {
+  std::array<int64_t, 4> counters{};
+  const int cpu = balanced_sockets_wakeup("WAKE_IDLE_CPU", "seed000_balanced_wake_idle_cpu", &counters);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(cpu, 1);
+  EXPECT_EQ(counters, (std::array<int64_t, 4>{1, 1, 1, 1}));
 }
 
 namespace {

@@ -297,6 +297,9 @@ class Cfs final : public SchedClass {
       v.emplace_back("wake_idle_cpu_slow_paths", wake_idle_fallthroughs_);
       v.emplace_back("wake_idle_cpu_slow_path_busy", wake_idle_busy_results_);
       v.emplace_back("wake_idle_cpu_slow_path_inflight", wake_idle_inflight_results_);
+      v.emplace_back("wake_idle_cpu_slow_path_waker_remote", wake_idle_waker_remote_);
+      v.emplace_back("wake_idle_cpu_slow_path_moved_socket", wake_idle_moved_socket_);
+      v.emplace_back("wake_idle_cpu_slow_path_on_waker_socket", wake_idle_on_waker_socket_);
     }
     if (feats_.SD_WAKE_IDLE) {
       v.emplace_back("sd_wake_idle_searches", sd_wake_idle_searches_);
@@ -316,6 +319,7 @@ class Cfs final : public SchedClass {
       v.emplace_back("sis_busy_target", sis_.busy);
       v.emplace_back("sis_scans_cut", sis_.scan_cut);
     }
+    if (feats_.WAKE_WIDE && !feats_.WAKE_WIDE_V2) v.emplace_back("wake_wide_refusals", wake_wide_refusals_);
     v.emplace_back("placements", placements_);
     v.emplace_back("placement_rq_reads", placement_scans_);
     // The wakee's side of a batching-or-ping-pong regime: task wakeups whose
@@ -526,6 +530,11 @@ class Cfs final : public SchedClass {
   int64_t migration_cost_;
   int64_t active_balances_ = 0, nohz_kicks_ = 0, wake_idle_fallthroughs_ = 0, wake_idle_busy_results_ = 0,
           wake_idle_inflight_results_ = 0, sd_wake_idle_searches_ = 0, sd_wake_idle_found_ = 0;
+  // wake_affine() calls that 4.0's wake_wide() answered before the loads.
+  int64_t wake_wide_refusals_ = 0;
+  // Where the fall-through's search starts (the waker's socket) and ends,
+  // against the wakee's previous CPU's socket.
+  int64_t wake_idle_waker_remote_ = 0, wake_idle_moved_socket_ = 0, wake_idle_on_waker_socket_ = 0;
   int64_t placement_scan_ns_ = 0;  // runqueue reads of the select_task_rq() in progress
   hw::CpuMask placement_read_;     // the runqueues it has read (now in cache)
   int64_t placement_scans_ = 0;    // runqueues read by placements, for stats()
@@ -1503,7 +1512,10 @@ bool Cfs::wake_wide(Task* p) const {
 
 bool Cfs::wake_affine(const SchedDomain& sd, Task* p, int sync) {
   // v4.3 moved the wake_wide() test into select_task_rq_fair().
-  if (feats_.WAKE_WIDE && !feats_.WAKE_WIDE_V2 && wake_wide(p)) return false;
+  if (feats_.WAKE_WIDE && !feats_.WAKE_WIDE_V2 && wake_wide(p)) {
+    ++wake_wide_refusals_;
+    return false;
+  }
   const int idx = sd.wake_idx;
   const int this_cpu = core_.this_cpu();
   const int prev_cpu = p->cpu;
@@ -1699,8 +1711,10 @@ int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_f
       const bool affine_v54 = feats_.SELECT_IDLE_V54 && want_affine && !(feats_.WAKE_WIDE && wake_wide(p));
       new_cpu = wake_target(p, p->cpu, prev_cpu, affine_v54);
       if (feats_.WAKE_IDLE_CPU_LITERAL && !core_.idle_cpu(new_cpu)) {
-        // The patch as its diff reads: `if (idle_cpu(new_cpu)) goto unlock;`
-        // and on into `while (sd)`, with sd as the loop above left it.
+        // The patch as its description reads ("if the cpu is not idle fall
+        // through to the logic to find an idle cpu"; the diff itself was not
+        // found): `if (idle_cpu(new_cpu)) goto unlock;` and on into
+        // `while (sd)`, with sd as the loop above left it.
         if (sd_level < 0) return new_cpu;
         ++wake_idle_fallthroughs_;
         return wake_idle_slow_path(p, cpu, sd_level, sd_flag, new_cpu);
@@ -1729,8 +1743,18 @@ int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_f
 // wake_list (TTWU_QUEUE, across LLCs) or just chosen for one earlier in the
 // same batch is not idle yet carries no load, so the search can pick it
 // again. Counted, because that is where the patch stacks wakees.
+// The search runs over the waker's domains (select_task_rq_fair()'s
+// `cpu = smp_processor_id()`), and find_idlest_group() keeps the local group
+// unless another is imbalance_pct/2 lighter; so its result is counted by
+// socket against the waker's and the wakee's previous CPU's.
 int Cfs::wake_idle_slow_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu) {
   const int chosen = find_idlest_path(p, this_cpu, sd_level, sd_flag, new_cpu);
+  const auto& topo = core_.machine().topo();
+  const int prev_socket = topo.cpu(p->cpu).socket, waker_socket = topo.cpu(this_cpu).socket;
+  const int chosen_socket = topo.cpu(chosen).socket;
+  if (waker_socket != prev_socket) ++wake_idle_waker_remote_;
+  if (chosen_socket != prev_socket) ++wake_idle_moved_socket_;
+  if (chosen_socket == waker_socket) ++wake_idle_on_waker_socket_;
   if (!core_.idle_cpu(chosen)) {
     ++wake_idle_busy_results_;
     // Nothing running or queued there yet: only a wakeup in flight.
@@ -1898,7 +1922,10 @@ int Cfs::wake_target(Task* p, int prev, int target, bool want_affine) {
 // this_cpu; wake_affine_idle() may also pick prev_cpu, which is no move.
 bool Cfs::wake_affine_v54(const SchedDomain& sd, Task* p, int this_cpu, int prev_cpu, int sync) {
   // In 4.0's walk the wake_wide() test stays where 4.0 has it.
-  if (feats_.WAKE_WIDE && !feats_.WAKE_WIDE_V2 && wake_wide(p)) return false;
+  if (feats_.WAKE_WIDE && !feats_.WAKE_WIDE_V2 && wake_wide(p)) {
+    ++wake_wide_refusals_;
+    return false;
+  }
   int target = -1;
   // wake_affine_idle(): "If this_cpu is idle, it implies the wakeup is from
   // interrupt context. Only allow the move if cache is shared."
