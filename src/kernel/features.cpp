@@ -38,6 +38,10 @@ const std::vector<FeatureInfo>& feature_catalog() {
        "what-if from v5.4 (wake_affine_idle() then wake_affine_weight(), WA_IDLE/WA_WEIGHT/WA_BIAS): an idle "
        "waking CPU or a sync waker alone on its runqueue pulls the wakee, else runnable loads compared; off = "
        "4.0's effective_load() comparison"},
+      {"WAKE_AFFINE_ALWAYS_COMPARE", "cfs",
+       "what-if (stop 48): 4.0's wake_affine() compares loads even when the sync subtraction leaves the waking "
+       "CPU at zero load, where 4.0 skips the comparison and always pulls; a wakee whose previous CPU is idle "
+       "then stays there"},
       {"SELECT_IDLE_V54", "cfs",
        "what-if from v5.4 (select_idle_sibling() with recent_used_cpu, select_idle_core() gated by "
        "has_idle_cores, select_idle_cpu() with SIS_PROP's scan budget, select_idle_smt()): any idle CPU of "

@@ -326,7 +326,8 @@ int socket_wakeup(const char* machine, const char* features, const char* golden,
   s.k.spawn("hog0", [&](Proc& p) { return waking_hog(p, &wq, &flag); }, 0);
   for (int cpu : hog_cpus)
     s.k.events().schedule(sim::Time(50000), sim::Phase::Control, [&s, cpu] {
-      static const char* const kNames[] = {"hog0", "hog1", "hog2", "hog3", "hog4", "hog5", "hog6", "hog7"};
+      // The waker is hog0; a hog beside it on CPU 0 is hog0b.
+      static const char* const kNames[] = {"hog0b", "hog1", "hog2", "hog3", "hog4", "hog5", "hog6", "hog7"};
       s.k.spawn(kNames[cpu], [](Proc& p) { return hog(p, 500000, 100000); }, cpu);
     });
   check_golden(golden, s, trace);
@@ -419,6 +420,44 @@ TEST(Golden, CfsSelectIdleV54ScanFindsTheIdleCpuWithinAWideBudget) {
   if (::testing::Test::IsSkipped()) return;
   EXPECT_EQ(cpu, 3);
   EXPECT_EQ(cut, 0);
+}
+
+// 4.0's wake_affine() when the sync subtraction empties the waker's CPU
+// (kernel/sched/fair.c: "this_cpu is idle due to the sync cause above having
+// dropped this_load to 0, we'll always have an imbalance"): on 2s2c1t the
+// sleeper last ran on CPU 2, where a hog runs when the hog0 on CPU 0 wakes
+// it. Alone on CPU 0, the waker's load minus its own weight is 0, so the
+// load comparison is skipped and the wakee is pulled to socket 0, across
+// the LLC, though CPU 3 beside its old CPU is idle. With a second hog on
+// CPU 0 the comparison runs (one hog plus the wakee against one hog, beyond
+// the 12% margin) and the wakee stays on socket 1, on the idle CPU 3.
+TEST(Golden, CfsWakeAffineAloneWakerPullsTheWakeeAcrossSockets) {
+  expect_socket_wakeup("2s2c1t", "", "cfs_wake_affine_emptied", 2, {2}, "wake_affine_emptied", 1, 1);
+  expect_socket_wakeup("2s2c1t", "", "cfs_wake_affine_emptied", 2, {2}, "wake_affine_pulls_across_llc", 1, 1);
+}
+
+TEST(Golden, CfsWakeAffineLoadedWakerLeavesTheWakeeOnItsSocket) {
+  expect_socket_wakeup("2s2c1t", "", "cfs_wake_affine_loaded_waker", 2, {0, 2}, "wake_affine_emptied", 3, 0);
+  expect_socket_wakeup("2s2c1t", "", "cfs_wake_affine_loaded_waker", 2, {0, 2}, "wake_affine_pulls_across_llc",
+                       3, 0);
+}
+
+// The same pull when the wakee's previous CPU is idle: no hogs at all. 4.0
+// pulls the wakee from idle CPU 2 to socket 0 (onto idle CPU 1, beside the
+// waker); the what-if WAKE_AFFINE_ALWAYS_COMPARE compares the wakee's
+// weight against CPU 2's zero load and leaves it on CPU 2.
+TEST(Golden, CfsWakeAffineAloneWakerPullsTheWakeeOffItsIdleCpu) {
+  expect_socket_wakeup("2s2c1t", "", "cfs_wake_affine_emptied_idle_prev", 2, {}, "wake_affine_pulls_across_llc", 1,
+                       1);
+}
+
+TEST(Golden, CfsWakeAffineAlwaysCompareLeavesTheWakeeOnItsIdleCpu) {
+  expect_socket_wakeup("2s2c1t", "WAKE_AFFINE_ALWAYS_COMPARE", "cfs_wake_affine_always_compare_idle_prev", 2, {},
+                       "wake_affine_pulls_across_llc", 2, 0);
+  // A busy previous CPU still loses its wakee: one hog's load is within the
+  // 12% margin of the wakee's weight.
+  expect_socket_wakeup("2s2c1t", "WAKE_AFFINE_ALWAYS_COMPARE", "cfs_wake_affine_always_compare", 2, {2},
+                       "wake_affine_pulls_across_llc", 1, 1);
 }
 
 namespace {

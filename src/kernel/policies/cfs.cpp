@@ -320,6 +320,10 @@ class Cfs final : public SchedClass {
       v.emplace_back("sis_scans_cut", sis_.scan_cut);
     }
     if (feats_.WAKE_WIDE && !feats_.WAKE_WIDE_V2) v.emplace_back("wake_wide_refusals", wake_wide_refusals_);
+    if (!feats_.WAKE_AFFINE_V54) {
+      v.emplace_back("wake_affine_emptied", wake_affine_emptied_);
+      v.emplace_back("wake_affine_pulls_across_llc", wake_affine_pulls_across_llc_);
+    }
     v.emplace_back("placements", placements_);
     v.emplace_back("placement_rq_reads", placement_scans_);
     // The wakee's side of a batching-or-ping-pong regime: task wakeups whose
@@ -532,6 +536,10 @@ class Cfs final : public SchedClass {
           wake_idle_inflight_results_ = 0, sd_wake_idle_searches_ = 0, sd_wake_idle_found_ = 0;
   // wake_affine() calls that 4.0's wake_wide() answered before the loads.
   int64_t wake_wide_refusals_ = 0;
+  // wake_affine() load comparisons where the sync subtraction left this_load
+  // at or below zero (so the pull was taken whatever prev_cpu's load), and
+  // pulls between CPUs that share no LLC.
+  int64_t wake_affine_emptied_ = 0, wake_affine_pulls_across_llc_ = 0;
   // Where the fall-through's search starts (the waker's socket) and ends,
   // against the wakee's previous CPU's socket.
   int64_t wake_idle_waker_remote_ = 0, wake_idle_moved_socket_ = 0, wake_idle_on_waker_socket_ = 0;
@@ -564,6 +572,7 @@ class Cfs final : public SchedClass {
   X(START_DEBIT) \
   X(TTWU_QUEUE) \
   X(WAKEUP_PREEMPTION) \
+  X(WAKE_AFFINE_ALWAYS_COMPARE) \
   X(WAKE_AFFINE_V54) \
   X(WAKE_IDLE_CPU) \
   X(WAKE_IDLE_CPU_LITERAL) \
@@ -1535,28 +1544,26 @@ bool Cfs::wake_affine(const SchedDomain& sd, Task* p, int sync) {
   const int64_t weight = p->se.load_weight;
   int64_t this_eff_load = 100 * capacity_of(prev_cpu);
   int64_t prev_eff_load = (100 + (sd.imbalance_pct - 100) / 2) * capacity_of(this_cpu);
-  if (this_load > 0) {
-    this_eff_load *= this_load + effective_load(tg, this_cpu, weight, weight);
+  if (this_load > 0 || feats_.WAKE_AFFINE_ALWAYS_COMPARE) {
+    this_eff_load *= std::max<int64_t>(this_load, 0) + effective_load(tg, this_cpu, weight, weight);
     prev_eff_load *= load + effective_load(tg, prev_cpu, 0, weight);
   }
   bool balanced = this_eff_load <= prev_eff_load;
+  // "In low-load situations ... the sync cause above having dropped
+  // this_load to 0, we'll always have an imbalance": a waker alone on its
+  // runqueue pulls whatever prev_cpu carries.
+  if (this_load <= 0) ++wake_affine_emptied_;
+  bool affine = balanced;
   if (version() < 314) {
-    // 3.10: sync shortcut and the per-task-load clause.
-    if (this_load <= 0) balanced = true;
-    if (sync && balanced) {
-      core_.note_wake_affine(true);
-      return true;
-    }
-    const int64_t tl_per_task = cpu_avg_load_per_task(this_cpu);
-    if (balanced || (this_load <= load && this_load + target_load(prev_cpu, idx) <= tl_per_task)) {
-      core_.note_wake_affine(true);
-      return true;
-    }
-    core_.note_wake_affine(false);
-    return false;
+    // 3.10: sync shortcut ("if (sync && balanced) return 1") and the
+    // per-task-load clause; the shortcut only skips reading loads.
+    if (this_load <= 0 && !feats_.WAKE_AFFINE_ALWAYS_COMPARE) balanced = true;
+    affine = balanced || (this_load <= load &&
+                          this_load + target_load(prev_cpu, idx) <= cpu_avg_load_per_task(this_cpu));
   }
-  core_.note_wake_affine(balanced);
-  return balanced;
+  if (affine && !core_.domains().cpus_share_cache(this_cpu, prev_cpu)) ++wake_affine_pulls_across_llc_;
+  core_.note_wake_affine(affine);
+  return affine;
 }
 
 int Cfs::select_idle_sibling(Task* p, int target) {
