@@ -41,7 +41,7 @@ const std::vector<FeatureInfo>& feature_catalog() {
       {"WAKE_AFFINE_ALWAYS_COMPARE", "cfs",
        "what-if (stop 48): 4.0's wake_affine() compares loads even when the sync subtraction leaves the waking "
        "CPU at zero load, where 4.0 skips the comparison and always pulls; a wakee whose previous CPU is idle "
-       "then stays there"},
+       "then stays there (on linux-3.10 the per-task-load clause still pulls it)"},
       {"SELECT_IDLE_V54", "cfs",
        "what-if from v5.4 (select_idle_sibling() with recent_used_cpu, select_idle_core() gated by "
        "has_idle_cores, select_idle_cpu() with SIS_PROP's scan budget, select_idle_smt()): any idle CPU of "

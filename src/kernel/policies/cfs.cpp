@@ -536,9 +536,10 @@ class Cfs final : public SchedClass {
           wake_idle_inflight_results_ = 0, sd_wake_idle_searches_ = 0, sd_wake_idle_found_ = 0;
   // wake_affine() calls that 4.0's wake_wide() answered before the loads.
   int64_t wake_wide_refusals_ = 0;
-  // wake_affine() load comparisons where the sync subtraction left this_load
-  // at or below zero (so the pull was taken whatever prev_cpu's load), and
-  // pulls between CPUs that share no LLC.
+  // wake_affine() load comparisons where this_load read zero or below (for
+  // a sync wakeup, after the subtraction), where 4.0 pulls whatever
+  // prev_cpu's load unless WAKE_AFFINE_ALWAYS_COMPARE; and pulls between
+  // CPUs that share no LLC.
   int64_t wake_affine_emptied_ = 0, wake_affine_pulls_across_llc_ = 0;
   // Where the fall-through's search starts (the waker's socket) and ends,
   // against the wakee's previous CPU's socket.
@@ -1551,7 +1552,8 @@ bool Cfs::wake_affine(const SchedDomain& sd, Task* p, int sync) {
   bool balanced = this_eff_load <= prev_eff_load;
   // "In low-load situations ... the sync cause above having dropped
   // this_load to 0, we'll always have an imbalance": a waker alone on its
-  // runqueue pulls whatever prev_cpu carries.
+  // runqueue, or on one whose runnable_load_avg is below its full weight,
+  // pulls whatever prev_cpu carries.
   if (this_load <= 0) ++wake_affine_emptied_;
   bool affine = balanced;
   if (version() < 314) {
