@@ -121,6 +121,14 @@ struct Task {
   // v5.4's p->recent_used_cpu (SELECT_IDLE_V54): the CPU the task ran on
   // when it last woke another task with want_affine (or was forked from).
   int recent_used_cpu = -1;
+  // Not kernel state: how 4.0's select_task_rq_fair() placed this task's
+  // wakeup in progress (the waker's own CPU was its previous one; or
+  // wake_affine()'s wake_wide() refused, or its load comparison refused,
+  // pulled after comparing loads, or pulled because the waker's load read
+  // zero), kept until check_preempt_curr()
+  // sees the wakee, so a preemption can be tied to the placement.
+  enum class WakePath : uint8_t { None, Local, Wide, Refused, Compared, Emptied };
+  WakePath wake_path = WakePath::None;
 
   // ---- Linux 2.4 ----
   int counter = 0;      // remaining ticks of the time slice

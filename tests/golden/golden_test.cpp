@@ -442,6 +442,21 @@ TEST(Golden, CfsWakeAffineLoadedWakerLeavesTheWakeeOnItsSocket) {
                        3, 0);
 }
 
+// The emptied pull when the waker's socket has no idle CPU: hog1 holds CPU
+// 1, so select_idle_sibling() keeps the waker's own CPU and the sleeper
+// lands beside hog0. It preempts hog0 at once: the sleeper's vruntime is
+// below hog0's by more than the wakeup granularity. That is the ping-pong
+// step of messaging (a receiver pulled onto its sender's CPU runs first),
+// which the two counters tie to the pull.
+TEST(Golden, CfsWakeAffineEmptiedPullOntoTheWakersCpuPreemptsIt) {
+  expect_socket_wakeup("2s2c1t", "", "cfs_wake_affine_emptied_onto_waker", 2, {1, 2},
+                       "emptied_pulls_onto_waker_cpu", 0, 1);
+  expect_socket_wakeup("2s2c1t", "", "cfs_wake_affine_emptied_onto_waker", 2, {1, 2},
+                       "wakeup_preemptions_after_emptied_pull", 0, 1);
+  expect_socket_wakeup("2s2c1t", "", "cfs_wake_affine_emptied_onto_waker", 2, {1, 2},
+                       "wakeup_preemptions_after_compared_pull", 0, 0);
+}
+
 // The same pull when the wakee's previous CPU is idle: no hogs at all. 4.0
 // pulls the wakee from idle CPU 2 to socket 0 (onto idle CPU 1, beside the
 // waker); the what-if WAKE_AFFINE_ALWAYS_COMPARE compares the wakee's

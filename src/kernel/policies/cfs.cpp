@@ -323,6 +323,23 @@ class Cfs final : public SchedClass {
     if (!feats_.WAKE_AFFINE_V54) {
       v.emplace_back("wake_affine_emptied", wake_affine_emptied_);
       v.emplace_back("wake_affine_pulls_across_llc", wake_affine_pulls_across_llc_);
+      // The emptied comparisons that pulled (all of them but under
+      // WAKE_AFFINE_ALWAYS_COMPARE), and those whose wakee found no idle CPU
+      // in the waker's LLC and landed beside the waker.
+      v.emplace_back("wake_affine_emptied_pulls", wake_affine_emptied_pulls_);
+      v.emplace_back("emptied_pulls_onto_waker_cpu", emptied_pulls_onto_waker_cpu_);
+      // The wakeup preemptions by how the wakee was placed: the waker's CPU
+      // was its previous one (no wake_affine()), or wake_affine()'s
+      // wake_wide() refused, or its load comparison refused, or it pulled
+      // after comparing loads, or on an emptied load. The rest
+      // of wakeup_preemptions had no affine domain, or were forks and
+      // balancing moves. A messaging receiver that preempts its sender
+      // reads one message a wakeup: this splits that ping-pong by cause.
+      v.emplace_back("wakeup_preemptions_after_local_wakeup", preemptions_by_path_[1]);
+      v.emplace_back("wakeup_preemptions_after_wide_refusal", preemptions_by_path_[2]);
+      v.emplace_back("wakeup_preemptions_after_refused_pull", preemptions_by_path_[3]);
+      v.emplace_back("wakeup_preemptions_after_compared_pull", preemptions_by_path_[4]);
+      v.emplace_back("wakeup_preemptions_after_emptied_pull", preemptions_by_path_[5]);
     }
     v.emplace_back("placements", placements_);
     v.emplace_back("placement_rq_reads", placement_scans_);
@@ -541,6 +558,8 @@ class Cfs final : public SchedClass {
   // prev_cpu's load unless WAKE_AFFINE_ALWAYS_COMPARE; and pulls between
   // CPUs that share no LLC.
   int64_t wake_affine_emptied_ = 0, wake_affine_pulls_across_llc_ = 0;
+  int64_t wake_affine_emptied_pulls_ = 0, emptied_pulls_onto_waker_cpu_ = 0;
+  std::array<int64_t, 6> preemptions_by_path_{};  // indexed by Task::WakePath
   // Where the fall-through's search starts (the waker's socket) and ends,
   // against the wakee's previous CPU's socket.
   int64_t wake_idle_waker_remote_ = 0, wake_idle_moved_socket_ = 0, wake_idle_on_waker_socket_ = 0;
@@ -1269,11 +1288,14 @@ void Cfs::yield_task(int cpu) {
 }
 
 void Cfs::check_preempt_curr(int cpu, Task* p, int wake_flags) {
+  const int64_t preemptions_before = wakeup_preemptions_;
   if (!core_.curr(cpu))
     core_.resched_curr(cpu);  // the idle class is always preempted
   else
     check_preempt_wakeup(cpu, p, wake_flags);
   core_.rq_clock_skip_request(cpu);
+  if (wakeup_preemptions_ != preemptions_before) ++preemptions_by_path_[static_cast<size_t>(p->wake_path)];
+  p->wake_path = Task::WakePath::None;  // a later check is not this wakeup's
 }
 
 void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
@@ -1524,6 +1546,7 @@ bool Cfs::wake_affine(const SchedDomain& sd, Task* p, int sync) {
   // v4.3 moved the wake_wide() test into select_task_rq_fair().
   if (feats_.WAKE_WIDE && !feats_.WAKE_WIDE_V2 && wake_wide(p)) {
     ++wake_wide_refusals_;
+    p->wake_path = Task::WakePath::Wide;
     return false;
   }
   const int idx = sd.wake_idx;
@@ -1564,6 +1587,8 @@ bool Cfs::wake_affine(const SchedDomain& sd, Task* p, int sync) {
                           this_load + target_load(prev_cpu, idx) <= cpu_avg_load_per_task(this_cpu));
   }
   if (affine && !core_.domains().cpus_share_cache(this_cpu, prev_cpu)) ++wake_affine_pulls_across_llc_;
+  p->wake_path = !affine ? Task::WakePath::Refused : this_load > 0 ? Task::WakePath::Compared : Task::WakePath::Emptied;
+  if (p->wake_path == Task::WakePath::Emptied) ++wake_affine_emptied_pulls_;
   core_.note_wake_affine(affine);
   return affine;
 }
@@ -1676,7 +1701,10 @@ int Cfs::select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags)
   // wake_up_new_task() (v5.4): "recent_used_cpu is initially set as the
   // last CPU used by a task".
   if (sd_flag & SD_BALANCE_FORK) p->recent_used_cpu = prev_cpu;
+  const bool local = (sd_flag & SD_BALANCE_WAKE) && prev_cpu == core_.this_cpu();
+  p->wake_path = local ? Task::WakePath::Local : Task::WakePath::None;
   const int cpu = select_task_rq_fair(p, prev_cpu, sd_flag, wake_flags);
+  if (p->wake_path == Task::WakePath::Emptied && cpu == core_.this_cpu()) ++emptied_pulls_onto_waker_cpu_;
   if (placement_scan_ns_ > 0) core_.charge(core_.this_cpu(), placement_scan_ns_, CostPath::Placement);
   return cpu;
 }
