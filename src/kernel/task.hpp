@@ -124,8 +124,9 @@ struct Task {
   // Not kernel state: how 4.0's select_task_rq_fair() placed this task's
   // wakeup in progress (the waker's own CPU was its previous one; or
   // wake_affine()'s wake_wide() refused, or its load comparison refused,
-  // pulled after comparing loads, or pulled because the waker's load read
-  // zero), kept until check_preempt_curr()
+  // or it pulled with the waker's load above zero, or at zero or below:
+  // 4.0's pull without a comparison, kept as Emptied under the what-if
+  // WAKE_AFFINE_ALWAYS_COMPARE), kept until check_preempt_curr()
   // sees the wakee, so a preemption can be tied to the placement.
   enum class WakePath : uint8_t { None, Local, Wide, Refused, Compared, Emptied };
   WakePath wake_path = WakePath::None;
