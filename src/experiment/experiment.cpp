@@ -668,25 +668,49 @@ std::string format_table(const ExperimentResult& r) {
   bool any_checks = false;
   for (const auto& st : r.stats) any_checks |= policy_value(std::get<2>(st), "wakeup_preempt_checks") > 0;
   if (any_checks) {
-    o << "\nWakeup preemption (CFS, whole run; ratios of the sums averaged over repeats):\n";
-    std::snprintf(buf, sizeof buf, "%-34s %-18s %11s %8s %13s %13s\n", "workload", "variant", "checks", "preempt",
+    // And the preemptions by how the wakee was placed (4.0's wake_affine()
+    // paths; "-" where the policy has no such counters), as shares of all.
+    static const char* const kPaths[][2] = {{"local", "wakeup_preemptions_after_local_wakeup"},
+                                            {"wide", "wakeup_preemptions_after_wide_refusal"},
+                                            {"refused", "wakeup_preemptions_after_refused_pull"},
+                                            {"compared", "wakeup_preemptions_after_compared_pull"},
+                                            {"emptied", "wakeup_preemptions_after_emptied_pull"}};
+    o << "\nWakeup preemption (CFS, whole run; ratios of the sums averaged over repeats; the last five columns:\n"
+         "the preemptions' shares by the wakee's placement, see docs/json.md wakeup_preemptions_after_*):\n";
+    std::snprintf(buf, sizeof buf, "%-34s %-18s %11s %8s %13s %13s", "workload", "variant", "checks", "preempt",
                   "credit/wakeup", "lead/check");
     o << buf;
+    for (const auto& path : kPaths) {
+      std::snprintf(buf, sizeof buf, " %8s", path[0]);
+      o << buf;
+    }
+    o << "\n";
     for (const auto& [wl, var, s] : r.stats) {
       const double checks = policy_value(s, "wakeup_preempt_checks");
       const double placed = policy_value(s, "wakeups_placed");
       if (checks < 0 || placed < 0) continue;  // not CFS
       if (checks == 0 || placed == 0) {
-        std::snprintf(buf, sizeof buf, "%-34s %-18s %11.0f %8s %13s %13s\n", wl.c_str(), var.c_str(), checks, "-", "-",
+        std::snprintf(buf, sizeof buf, "%-34s %-18s %11.0f %8s %13s %13s", wl.c_str(), var.c_str(), checks, "-", "-",
                       "-");
         o << buf;
+        for (size_t i = 0; i < std::size(kPaths); ++i) o << "        -";
+        o << "\n";
         continue;
       }
-      std::snprintf(buf, sizeof buf, "%-34s %-18s %11.0f %7.1f%% %11.2fms %11.2fms\n", wl.c_str(), var.c_str(), checks,
-                    100.0 * policy_value(s, "wakeup_preemptions") / checks,
-                    policy_value(s, "wakeup_credit_us") / placed / 1000.0,
+      const double preemptions = policy_value(s, "wakeup_preemptions");
+      std::snprintf(buf, sizeof buf, "%-34s %-18s %11.0f %7.1f%% %11.2fms %11.2fms", wl.c_str(), var.c_str(), checks,
+                    100.0 * preemptions / checks, policy_value(s, "wakeup_credit_us") / placed / 1000.0,
                     policy_value(s, "wakeup_preempt_lead_us") / checks / 1000.0);
       o << buf;
+      for (const auto& path : kPaths) {
+        const double n = policy_value(s, path[1]);
+        if (n < 0 || preemptions <= 0)
+          std::snprintf(buf, sizeof buf, " %8s", "-");
+        else
+          std::snprintf(buf, sizeof buf, " %7.1f%%", 100.0 * n / preemptions);
+        o << buf;
+      }
+      o << "\n";
     }
   }
   for (const auto& p : r.problems) o << "PROBLEM: " << p << "\n";

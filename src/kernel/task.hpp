@@ -122,11 +122,12 @@ struct Task {
   // when it last woke another task with want_affine (or was forked from).
   int recent_used_cpu = -1;
   // Not kernel state: how 4.0's select_task_rq_fair() placed this task's
-  // wakeup in progress (the waker's own CPU was its previous one; or
-  // wake_affine()'s wake_wide() refused, or its load comparison refused,
-  // or it pulled with the waker's load above zero, or at zero or below:
-  // 4.0's pull without a comparison, kept as Emptied under the what-if
-  // WAKE_AFFINE_ALWAYS_COMPARE), kept until check_preempt_curr()
+  // wakeup in progress. Local: the waker's own CPU was its previous one.
+  // Wide: wake_wide() refused (4.0's inside wake_affine(), or v4.3's
+  // before it). Refused: the load comparison refused. Compared: it pulled
+  // with the waker's load above zero. Emptied: it pulled with that load at
+  // zero or below (4.0 then does not compare; kept as Emptied under the
+  // what-if WAKE_AFFINE_ALWAYS_COMPARE). Kept until check_preempt_curr()
   // sees the wakee, so a preemption can be tied to the placement.
   enum class WakePath : uint8_t { None, Local, Wide, Refused, Compared, Emptied };
   WakePath wake_path = WakePath::None;

@@ -1887,7 +1887,11 @@ int Cfs::select_task_rq_v43(Task* p, int prev_cpu, uint32_t sd_flag, int wake_fl
   int new_cpu = prev_cpu;
   const int sync = wake_flags & WF_SYNC;
   bool want_affine = false;
-  if (sd_flag & SD_BALANCE_WAKE) want_affine = !wake_wide_v43(p) && p->cpus_allowed.test(cpu);
+  if (sd_flag & SD_BALANCE_WAKE) {
+    const bool wide = wake_wide_v43(p);
+    want_affine = !wide && p->cpus_allowed.test(cpu);
+    if (wide && p->wake_path != Task::WakePath::Local) p->wake_path = Task::WakePath::Wide;
+  }
   for (size_t l = 0; l < chain.size(); ++l) {
     const SchedDomain& tmp = chain[l];
     if (!(tmp.flags & SD_LOAD_BALANCE)) break;
