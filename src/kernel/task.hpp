@@ -131,6 +131,12 @@ struct Task {
   // sees the wakee, so a preemption can be tied to the placement.
   enum class WakePath : uint8_t { None, Local, Wide, Refused, Compared, Emptied };
   WakePath wake_path = WakePath::None;
+  // Not kernel state either: its last sleep, for the sleeper credit's two
+  // parts. When it began (now_ns()), and its queue's min_vruntime minus its
+  // vruntime once dequeue_entity() had taken it off (negative when it had
+  // run ahead of the queue). place_entity() reads both at the wakeup.
+  int64_t slept_at_ns = 0;
+  int64_t lag_at_sleep_ns = 0;
 
   // ---- Linux 2.4 ----
   int counter = 0;      // remaining ticks of the time slice

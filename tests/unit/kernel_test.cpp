@@ -844,19 +844,37 @@ int64_t sleeper_charged(const char* preset, const char* features, int64_t tail_n
 }  // namespace
 
 namespace {
-// A sleeper on one CPU, woken by a waker that ran `waker_ms` first; the CFS
-// counters at the end.
-std::map<std::string, int64_t> credit_and_lead_after(int waker_ms) {  // >= 2: the sleeper must get to sleep first
+// With `rerun_us` >= 0 the sleeper is woken twice: after the first wakeup it
+// runs that long and sleeps again, and the waker wakes it 1 ms later.
+Co<void> sleeper_woken_in_rounds(Proc& p, kernel::WaitQueue* wq, const int* round, int64_t rerun_us) {
+  co_await p.wait_event(*wq, [round] { return *round >= 1; }, "test_wait");
+  if (rerun_us >= 0) {
+    co_await p.user(rerun_us * 1000);
+    co_await p.wait_event(*wq, [round] { return *round >= 2; }, "test_wait");
+  }
+  co_await p.user(1000);
+}
+Co<void> waker_in_rounds(Proc& p, kernel::WaitQueue* wq, int* round, int waker_ms, bool twice) {
+  for (int i = 0; i < waker_ms; ++i) co_await p.user(1000000);
+  *round = 1;
+  co_await p.wake_up(*wq, 1, 0);
+  if (twice) {
+    co_await p.user(1000000);
+    *round = 2;
+    co_await p.wake_up(*wq, 1, 0);
+  }
+  co_await p.user(2000000);
+}
+
+// A sleeper on one CPU, woken by a waker that ran `waker_ms` first (>= 2:
+// the sleeper must get to sleep first), and once more if `rerun_us` >= 0;
+// the CFS counters at the end.
+std::map<std::string, int64_t> credit_and_lead_after(int waker_ms, int64_t rerun_us = -1) {
   TinySim s("1s1c1t", "linux-4.0");
   kernel::WaitQueue wq;
-  bool flag = false;
-  s.k.spawn("sleeper", [&](Proc& p) { return sleeper(p, &wq, &flag); }, 0);
-  s.k.spawn("waker", [&, waker_ms](Proc& p) -> Co<void> {
-    for (int i = 0; i < waker_ms; ++i) co_await p.user(1000000);
-    flag = true;
-    co_await p.wake_up(wq, 1, 0);
-    co_await p.user(2000000);
-  }, 0);
+  int round = 0;
+  s.k.spawn("sleeper", [&](Proc& p) { return sleeper_woken_in_rounds(p, &wq, &round, rerun_us); }, 0);
+  s.k.spawn("waker", [&](Proc& p) { return waker_in_rounds(p, &wq, &round, waker_ms, rerun_us >= 0); }, 0);
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   std::map<std::string, int64_t> st;
   for (const auto& [k, v] : s.k.policy().stats()) st[k] = v;
@@ -887,6 +905,36 @@ TEST(Cfs, TheStatisticsSumTheSleeperCreditAndTheRunningTasksLead) {
   EXPECT_LT(st["wakeup_credit_us"], 3000);
   EXPECT_NEAR(st["wakeup_preempt_lead_us"], st["wakeup_credit_us"], 1);
   EXPECT_EQ(st["wakeup_preemptions"], 1);  // ~2 ms, past the 1 ms granularity
+}
+
+// The sleeper credit's two parts. The first wakeup's credit is what the
+// queue's min_vruntime moved on during the sleep, the waker's 7 ms (the
+// sleeper first sleeps when the waker's slice ends, 3 ms in: two tasks share
+// the 6 ms latency of one CPU), capped at 3 ms. The wakee, placed 3 ms behind
+// min_vruntime, runs `rerun_us` and sleeps again still behind it (min_vruntime
+// never moves back): that is its lag at sleep, and the waker's next 1 ms is
+// the advance. 4.0's place_entity() only raises a vruntime, so a wakee that
+// runs less than its credit carries the rest to its next wakeup: after a
+// 100 us run the second credit is capped again, after 1.5 ms it is the
+// 1.5 ms carried plus the 1 ms advance.
+TEST(Cfs, TheSleeperCreditSplitsIntoTheLagAtSleepAndTheQueuesAdvance) {
+  auto st = credit_and_lead_after(10, 100);
+  EXPECT_EQ(st["wakeups_placed"], 2);
+  EXPECT_EQ(st["wakeups_lag_capped"], 2);
+  EXPECT_EQ(st["wakeup_credit_us"], 6000);
+  EXPECT_EQ(st["uncapped_lag_at_sleep_us"], 0);
+  EXPECT_EQ(st["uncapped_queue_advance_us"], 0);
+  EXPECT_EQ(st["uncapped_sleep_us"], 0);
+
+  st = credit_and_lead_after(10, 1500);
+  EXPECT_EQ(st["wakeups_placed"], 2);
+  EXPECT_EQ(st["wakeups_lag_capped"], 1);
+  EXPECT_NEAR(st["uncapped_lag_at_sleep_us"], 3000 - 1500, 50);
+  EXPECT_NEAR(st["uncapped_sleep_us"], 1000, 50);
+  // min_vruntime follows the waker alone meanwhile, at the same rate.
+  EXPECT_NEAR(st["uncapped_queue_advance_us"], st["uncapped_sleep_us"], 2);
+  EXPECT_NEAR(st["wakeup_credit_us"],
+              3000 + st["uncapped_lag_at_sleep_us"] + st["uncapped_queue_advance_us"], 2);
 }
 
 // update_curr() charges on rq_clock_task(), which the skip holds at the

@@ -359,6 +359,17 @@ class Cfs final : public SchedClass {
     // a lead that averages near it marks a ping-pong.
     v.emplace_back("wakeups_placed", wakeups_placed_);
     v.emplace_back("wakeup_credit_us", wakeup_credit_ns_ / 1000);
+    // A capped wakeup's credit is the sleeper threshold. An uncapped one's
+    // has two parts, summed here over the wakeups_placed - wakeups_lag_capped
+    // uncapped wakeups: the wakee's lag when it slept (its queue's
+    // min_vruntime minus its vruntime, signed: a wakee still behind from
+    // its last placement carries that over, one that ran ahead brings it
+    // back), and how far that queue's min_vruntime moved on while it slept
+    // (the move renormalizes a migrating wakee's vruntime to its new
+    // queue). And how long those wakees slept.
+    v.emplace_back("uncapped_lag_at_sleep_us", uncapped_lag_at_sleep_ns_ / 1000);
+    v.emplace_back("uncapped_queue_advance_us", uncapped_queue_advance_ns_ / 1000);
+    v.emplace_back("uncapped_sleep_us", uncapped_sleep_ns_ / 1000);
     v.emplace_back("wakeup_preempt_checks", wakeup_preempt_checks_);
     v.emplace_back("wakeup_preempt_lead_us", wakeup_preempt_lead_ns_ / 1000);
     v.emplace_back("wakeup_preemptions", wakeup_preemptions_);
@@ -569,6 +580,7 @@ class Cfs final : public SchedClass {
   int64_t placements_ = 0;         // select_task_rq() calls, for stats()
   int64_t lag_capped_ = 0, wakeup_preempt_checks_ = 0, wakeup_preemptions_ = 0;  // for stats()
   int64_t wakeups_placed_ = 0, wakeup_credit_ns_ = 0, wakeup_preempt_lead_ns_ = 0;
+  int64_t uncapped_sleep_ns_ = 0, uncapped_lag_at_sleep_ns_ = 0, uncapped_queue_advance_ns_ = 0;
   // v5.4's LLC-wide state, indexed by llc_id (the LLC's first CPU):
   // sd_llc_shared->has_idle_cores and sd_llc->avg_scan_cost (ns).
   std::vector<char> has_idle_cores_;
@@ -745,6 +757,10 @@ void Cfs::update_curr(CfsRq& cfs) {
 }
 
 void Cfs::place_entity(CfsRq& cfs, SchedEntity* se, bool initial) {
+  // The credit before the sleeper threshold caps it: how far this queue's
+  // min_vruntime is ahead of the wakee's vruntime (task_waking_fair() made
+  // that relative to its old queue, enqueue_entity() added this one's).
+  const int64_t uncapped_credit = static_cast<int64_t>(cfs.min_vruntime - se->vruntime);
   uint64_t vruntime = cfs.min_vruntime;
   if (initial && feats_.START_DEBIT) vruntime += sched_vslice(cfs, se);
   if (!initial) {
@@ -752,13 +768,21 @@ void Cfs::place_entity(CfsRq& cfs, SchedEntity* se, bool initial) {
     if (feats_.GENTLE_FAIR_SLEEPERS) thresh >>= 1;
     vruntime -= thresh;
   }
-  if (static_cast<int64_t>(vruntime - se->vruntime) > 0) {
+  const bool capped = static_cast<int64_t>(vruntime - se->vruntime) > 0;
+  if (capped) {
     se->vruntime = vruntime;
     if (!initial && se->task) ++lag_capped_;
   }
   if (!initial && se->task) {
     ++wakeups_placed_;
     wakeup_credit_ns_ += static_cast<int64_t>(cfs.min_vruntime - se->vruntime);
+    if (!capped) {
+      // A wakeup follows a dequeue_entity() with DEQUEUE_SLEEP, which set both.
+      const Task& p = *se->task;
+      uncapped_sleep_ns_ += core_.now_ns() - p.slept_at_ns;
+      uncapped_lag_at_sleep_ns_ += p.lag_at_sleep_ns;
+      uncapped_queue_advance_ns_ += uncapped_credit - p.lag_at_sleep_ns;
+    }
   }
 }
 
@@ -1061,6 +1085,10 @@ void Cfs::dequeue_entity(CfsRq& cfs, SchedEntity* se, int flags) {
   if (!(flags & DEQUEUE_SLEEP)) se->vruntime -= cfs.min_vruntime;
   update_min_vruntime(cfs);
   update_cfs_shares(cfs);
+  if ((flags & DEQUEUE_SLEEP) && se->task) {
+    se->task->slept_at_ns = core_.now_ns();
+    se->task->lag_at_sleep_ns = static_cast<int64_t>(cfs.min_vruntime - se->vruntime);
+  }
 }
 
 // enqueue_task_fair(): queue the task, then each group entity above it that
