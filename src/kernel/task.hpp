@@ -135,7 +135,7 @@ struct Task {
   // parts. When it began (now_ns()), and its queue's min_vruntime minus its
   // vruntime once dequeue_entity() had taken it off (negative when it had
   // run ahead of the queue). place_entity() reads both at the wakeup.
-  int64_t slept_at_ns = 0;
+  int64_t slept_at_ns = -1;  // -1: has not slept
   int64_t lag_at_sleep_ns = 0;
 
   // ---- Linux 2.4 ----

@@ -779,6 +779,7 @@ void Cfs::place_entity(CfsRq& cfs, SchedEntity* se, bool initial) {
     if (!capped) {
       // A wakeup follows a dequeue_entity() with DEQUEUE_SLEEP, which set both.
       const Task& p = *se->task;
+      if (p.slept_at_ns < 0) throw std::logic_error("place_entity(): a task wakeup with no sleep before it");
       uncapped_sleep_ns_ += core_.now_ns() - p.slept_at_ns;
       uncapped_lag_at_sleep_ns_ += p.lag_at_sleep_ns;
       uncapped_queue_advance_ns_ += uncapped_credit - p.lag_at_sleep_ns;
