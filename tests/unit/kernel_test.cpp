@@ -880,6 +880,20 @@ std::map<std::string, int64_t> credit_and_lead_after(int waker_ms, int64_t rerun
   for (const auto& [k, v] : s.k.policy().stats()) st[k] = v;
   return st;
 }
+
+// Each named counter has exactly its value; a miss names the counter, and a
+// counter the policy does not report fails rather than reading as 0.
+void expect_counters(const std::map<std::string, int64_t>& st,
+                     std::initializer_list<std::pair<const char*, int64_t>> want) {
+  for (const auto& [name, value] : want) {
+    const auto it = st.find(name);
+    if (it == st.end()) {
+      ADD_FAILURE() << "no counter " << name;
+      continue;
+    }
+    EXPECT_EQ(it->second, value) << name;
+  }
+}
 }  // namespace
 
 // place_entity() (fair.c 4.0) credits a wakee that slept while its CPU ran
@@ -891,16 +905,15 @@ std::map<std::string, int64_t> credit_and_lead_after(int waker_ms, int64_t rerun
 // credit and the lead (signed), so that a run's means can be read off them.
 TEST(Cfs, TheStatisticsSumTheSleeperCreditAndTheRunningTasksLead) {
   auto st = credit_and_lead_after(10);  // long enough to reach the cap
-  EXPECT_EQ(st["wakeups_placed"], 1);
-  EXPECT_EQ(st["wakeups_lag_capped"], 1);
-  EXPECT_EQ(st["wakeup_credit_us"], 3000);
-  EXPECT_EQ(st["wakeup_preempt_checks"], 1);
-  EXPECT_EQ(st["wakeup_preempt_lead_us"], 3000);
-  EXPECT_EQ(st["wakeup_preemptions"], 1);
+  expect_counters(st, {{"wakeups_placed", 1},
+                       {"wakeups_lag_capped", 1},
+                       {"wakeup_credit_us", 3000},
+                       {"wakeup_preempt_checks", 1},
+                       {"wakeup_preempt_lead_us", 3000},
+                       {"wakeup_preemptions", 1}});
   // A shorter sleep earns less than the cap, still equal to the lead.
   st = credit_and_lead_after(5);
-  EXPECT_EQ(st["wakeups_placed"], 1);
-  EXPECT_EQ(st["wakeups_lag_capped"], 0);
+  expect_counters(st, {{"wakeups_placed", 1}, {"wakeups_lag_capped", 0}});
   EXPECT_GT(st["wakeup_credit_us"], 0);
   EXPECT_LT(st["wakeup_credit_us"], 3000);
   EXPECT_NEAR(st["wakeup_preempt_lead_us"], st["wakeup_credit_us"], 1);
@@ -919,16 +932,15 @@ TEST(Cfs, TheStatisticsSumTheSleeperCreditAndTheRunningTasksLead) {
 // 1.5 ms carried plus the 1 ms advance.
 TEST(Cfs, TheSleeperCreditSplitsIntoTheLagAtSleepAndTheQueuesAdvance) {
   auto st = credit_and_lead_after(10, 100);
-  EXPECT_EQ(st["wakeups_placed"], 2);
-  EXPECT_EQ(st["wakeups_lag_capped"], 2);
-  EXPECT_EQ(st["wakeup_credit_us"], 6000);
-  EXPECT_EQ(st["uncapped_lag_at_sleep_us"], 0);
-  EXPECT_EQ(st["uncapped_queue_advance_us"], 0);
-  EXPECT_EQ(st["uncapped_sleep_us"], 0);
+  expect_counters(st, {{"wakeups_placed", 2},
+                       {"wakeups_lag_capped", 2},
+                       {"wakeup_credit_us", 6000},
+                       {"uncapped_lag_at_sleep_us", 0},
+                       {"uncapped_queue_advance_us", 0},
+                       {"uncapped_sleep_us", 0}});
 
   st = credit_and_lead_after(10, 1500);
-  EXPECT_EQ(st["wakeups_placed"], 2);
-  EXPECT_EQ(st["wakeups_lag_capped"], 1);
+  expect_counters(st, {{"wakeups_placed", 2}, {"wakeups_lag_capped", 1}});
   EXPECT_NEAR(st["uncapped_lag_at_sleep_us"], 3000 - 1500, 50);
   EXPECT_NEAR(st["uncapped_sleep_us"], 1000, 50);
   // min_vruntime follows the waker alone meanwhile, at the same rate.
