@@ -977,6 +977,7 @@ void Kernel::kick_cpu(int target, Kick why) {
     // the CPU, already waking, runs the balance when it handles the first.
     if (why == Kick::Balance && k.pending_by_store && target != this_cpu_) {
       k.pending_by_store = false;
+      k.ipi_in_flight = true;
       charge(this_cpu_, costs.ipi_send, CostPath::Ipi);
       for (auto* o : observers_) o->on_ipi(now_ns(), this_cpu_, target, true);
     }
@@ -998,6 +999,7 @@ void Kernel::kick_cpu(int target, Kick why) {
     latency += store;
     k.pending_by_store = wakes_by_store(k, why);
     if (!k.pending_by_store) {
+      k.ipi_in_flight = true;
       charge(this_cpu_, costs.ipi_send, CostPath::Ipi);
       latency += machine_.topo().distance(this_cpu_, target) == hw::Distance::RemoteNode
                      ? costs.ipi_latency_remote
@@ -1040,6 +1042,8 @@ void Kernel::handle_kick(int c) {
   k.kick_sent_busy = false;
   k.kick_pending = false;
   k.pending_by_store = false;
+  const bool took_ipi = k.ipi_in_flight;
+  k.ipi_in_flight = false;
   this_cpu_ = c;
   if (k.kicked_while_idle) {
     update_wasted();
@@ -1053,6 +1057,13 @@ void Kernel::handle_kick(int c) {
   sync(c);
   const bool was_armed = k.armed;
   k.armed = false;
+  // The interrupt itself, on whatever the CPU was doing (a task, kernel work
+  // or the idle task): the vector's entry, smp_reschedule_interrupt() or
+  // smp_call_function_single_interrupt() with ack_APIC_irq(), irq_enter()
+  // and irq_exit() around scheduler_ipi(), and the return (4.0
+  // arch/x86/kernel/smp.c, kernel/sched/core.c). A flag store that ends an
+  // MWAIT takes no interrupt: the idle loop sees the flag.
+  if (took_ipi) charge(c, jitter(machine_.costs().ipi_handler), CostPath::Ipi);
   // sched_ttwu_pending(): activate the tasks queued on our wake list.
   // It holds this CPU's rq->lock over all of them (3.10-4.x core.c).
   std::vector<Task*> pending;

@@ -314,6 +314,7 @@ class Kernel final : public SchedCore {
     bool need_resched = false;
     bool kick_pending = false;
     bool pending_by_store = false;  // kick_pending, but woken by a flag store (no IPI sent)
+    bool ipi_in_flight = false;     // kick_pending, and an IPI was sent: its handler is charged on arrival
     bool kicked_while_idle = false;
     bool kick_sent_busy = false;  // kick_pending, sent while the CPU was not idle (no exit latency in it)
     bool irq_from_idle = false;  // in an interrupt (and its softirq) taken from idle

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -529,8 +531,12 @@ TEST(NohzBalance, AKickedCpuThatPullsForItselfBalancesNobodyElse) {
   s.k.run(100000000, 1000000);
   ASSERT_FALSE(seen.idle_passes.empty());
   for (const auto& [cpu, kicked] : seen.idle_passes) EXPECT_EQ(cpu, kicked) << "an idle CPU balanced on another's kick";
-  EXPECT_TRUE(s.k.curr(1) && s.k.curr(2));
-  EXPECT_EQ(s.k.curr(3), nullptr) << "the kick after a self-pull waits for the busy interval";
+  // Which CPUs a kick reached by then depends on the interrupts' timing; each
+  // kicked CPU runs what it pulled, and some CPU still idles.
+  for (const auto& [cpu, kicked] : seen.idle_passes) EXPECT_NE(s.k.curr(cpu), nullptr) << "cpu " << cpu;
+  int idle_at_100ms = 0;
+  for (int c = 1; c < 4; ++c) idle_at_100ms += s.k.curr(c) == nullptr;
+  EXPECT_GE(idle_at_100ms, 1) << "the kick after a self-pull waits for the busy interval";
   s.k.run(300000000, 1000000);
   for (int c = 0; c < 4; ++c) EXPECT_NE(s.k.curr(c), nullptr) << "cpu " << c;
   EXPECT_EQ(s.k.check_invariants(), "");
@@ -1060,10 +1066,64 @@ TEST(Cfs, WhoeverEnqueuesAWakeeSpinsOnTheTargetsRunqueueLock) {
   EXPECT_LE(same_llc.waker_spin, left_held);
   // Another socket: the waker only queues the wakee and sends the IPI; the
   // target spins (in its handler, or in the schedule() after it, which
-  // would spin anyway: the two are not told apart here).
+  // would spin anyway: the two are not told apart here). It starts once the
+  // IPI has brought it out of its idle state (about 100 us here: a deep
+  // state's exit, or a tick's exit already under way) and it took the IPI.
   const auto other_llc = spins_behind_a_held_lock("2s2c1t", 2);
   EXPECT_EQ(other_llc.waker_spin, 0);
-  EXPECT_GE(other_llc.target_spin, kHeldFromNs + kHeldForNs - other_llc.woken_at - 100000);
+  EXPECT_GE(other_llc.target_spin, kHeldFromNs + kHeldForNs - other_llc.woken_at - 150000);
+}
+
+// An IPI costs the CPU it lands on the interrupt's entry and return
+// (`ipi_handler`), whatever runs there. An idle CPU in MWAIT gets no IPI for
+// a queued wakeup on 4.0, only the flag store (set_nr_if_polling()), and so
+// pays nothing.
+struct IpisOnto {
+  int ipis = 0, ipis_anywhere = 0;
+  int64_t ipi_work_ns = 0;  // everything charged to IPIs, on either side
+};
+IpisOnto wake_list_ipis_onto_cpu2(int64_t handler_ns, bool busy) {
+  const auto profile =
+      std::filesystem::path(::testing::TempDir()) / ("schedlab_ipi_handler_" + std::to_string(handler_ns) + ".toml");
+  std::ofstream(profile) << "[machine]\nextends = \"haswell-2s8c2t\"\nname = \"ipi\"\ntopology = \"2s2c1t\"\n"
+                         << "[costs]\nipi_handler = { value = " << handler_ns << ", unit = \"ns\", source = \"test\" }\n"
+                         << "cost_jitter_permille = { value = 0, unit = \"permille\", source = \"test\" }\n";
+  TinySim s(profile.string(), "linux-4.0");
+  struct Ipis final : obs::Observer {
+    int onto_cpu2 = 0, anywhere = 0;
+    void on_ipi(int64_t, int, int target, bool sent) override {
+      onto_cpu2 += sent && target == 2;
+      anywhere += sent;
+    }
+  } seen;
+  s.k.add_observer(&seen);
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) -> Co<void> {
+    co_await p.sched_setaffinity(only(2));
+    co_await sleeper(p, &wq, &flag);
+  }, 2);
+  if (busy) spawn_hogs(s, {"hog"}, 20000000, 1000000, 2, true);
+  s.k.spawn("waker", [&](Proc& p) { return waker(p, &wq, &flag); }, 0);  // the other socket: a wake-list IPI
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  return {seen.onto_cpu2, seen.anywhere, s.k.work_by_path()[static_cast<size_t>(kernel::CostPath::Ipi)]};
+}
+
+TEST(Kernel, AnIpiCostsTheCpuItLandsOnTheHandlersTime) {
+  const auto busy_free = wake_list_ipis_onto_cpu2(0, true);
+  const auto busy = wake_list_ipis_onto_cpu2(530, true);
+  ASSERT_GE(busy.ipis, 1);
+  EXPECT_EQ(busy.ipis_anywhere, busy_free.ipis_anywhere);
+  // One handler a sent IPI; the flag stores' lines may cost a transfer more
+  // or less once the timing has moved.
+  EXPECT_GE(busy.ipi_work_ns - busy_free.ipi_work_ns, 530 * busy.ipis_anywhere - 200);
+  EXPECT_LE(busy.ipi_work_ns - busy_free.ipi_work_ns, 530 * busy.ipis_anywhere + 200);
+  const auto idle_free = wake_list_ipis_onto_cpu2(0, false);
+  const auto idle = wake_list_ipis_onto_cpu2(530, false);
+  EXPECT_EQ(idle.ipis, 0);
+  EXPECT_EQ(idle.ipi_work_ns, idle_free.ipi_work_ns);
+  EXPECT_GT(idle.ipi_work_ns, 0);  // the store
 }
 
 // A kicked idle CPU balances in the IPI's softirq, still on the idle task
