@@ -1058,12 +1058,14 @@ void Kernel::handle_kick(int c) {
   const bool was_armed = k.armed;
   k.armed = false;
   // The interrupt itself, on whatever the CPU was doing (a task, kernel work
-  // or the idle task): the vector's entry, smp_reschedule_interrupt() or
-  // smp_call_function_single_interrupt() with ack_APIC_irq(), irq_enter()
-  // and irq_exit() around scheduler_ipi(), and the return (4.0
-  // arch/x86/kernel/smp.c, kernel/sched/core.c). A flag store that ends an
-  // MWAIT takes no interrupt: the idle loop sees the flag.
-  if (took_ipi) charge(c, jitter(machine_.costs().ipi_handler), CostPath::Ipi);
+  // or the idle task): every IPI the scheduler sends is RESCHEDULE_VECTOR
+  // (smp_send_reschedule()), so the vector's entry, smp_reschedule_interrupt()'s
+  // ack_APIC_irq() and the return (4.0 arch/x86/kernel/smp.c). scheduler_ipi()
+  // adds irq_enter()/irq_exit() only when the wake list or a nohz kick has
+  // work (kernel/sched/core.c); that part is not costed. A flag store that
+  // ends an MWAIT takes no interrupt: the idle loop sees the flag.
+  const int64_t entry_ns = took_ipi ? jitter(machine_.costs().ipi_handler) : 0;
+  charge(c, entry_ns, CostPath::Ipi);
   // sched_ttwu_pending(): activate the tasks queued on our wake list.
   // It holds this CPU's rq->lock over all of them (3.10-4.x core.c).
   std::vector<Task*> pending;
@@ -1092,10 +1094,13 @@ void Kernel::handle_kick(int c) {
     else
       k.nohz_kick_bit = false;
   }
-  irq_exit(c, was_armed);
+  irq_exit(c, was_armed, entry_ns);
 }
 
-void Kernel::irq_exit(int c, bool was_armed) {
+// `entry_ns`: the interrupt's own entry and return, already charged; unlike
+// a kernel path it interrupted, it does not keep the idle loop's schedule()
+// from balancing.
+void Kernel::irq_exit(int c, bool was_armed, int64_t entry_ns) {
   Cpu& k = cpu(c);
   if (k.curr) {
     if (k.need_resched && preemptible_now(k.curr)) return schedule(c, true);
@@ -1104,7 +1109,7 @@ void Kernel::irq_exit(int c, bool was_armed) {
   if (was_armed) return arm(c);  // a kernel-only path continues; it re-picks when done
   // From idle: schedule() picks what was queued (or balances).
   k.need_resched = false;
-  Task* next = policy_->pick_next_task(c, nullptr, k.spin_left + k.kern_left == 0);
+  Task* next = policy_->pick_next_task(c, nullptr, k.spin_left + k.kern_left == entry_ns);
   if (next) return finish_switch(c, nullptr, next);
   if (k.spin_left + k.kern_left > 0) return arm(c);
   enter_idle(c);

@@ -406,7 +406,7 @@ class Kernel final : public SchedCore {
   // Run every hrtimer of CPU c whose soft expiry has passed (from an interrupt).
   void run_hrtimers(int c);
   // Return from an interrupt on CPU c: preempt, resume or pick.
-  void irq_exit(int c, bool was_armed);
+  void irq_exit(int c, bool was_armed, int64_t entry_ns = 0);
   void start_tick(int c);
   [[nodiscard]] int64_t tick_phase(int c) const;
   void tick(int c, uint64_t gen);
