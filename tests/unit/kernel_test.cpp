@@ -986,14 +986,17 @@ hw::CpuMask only(int cpu) {
   m.set(cpu);
   return m;
 }
+// sleeper(), pinned to `cpu` first.
+Co<void> pinned_sleeper(Proc& p, int cpu, kernel::WaitQueue* wq, bool* flag) {
+  const hw::CpuMask mask = only(cpu);
+  co_await p.sched_setaffinity(mask);
+  co_await sleeper(p, wq, flag);
+}
 StopperRuntimes stopper_runtimes(const char* preset) {
   TinySim s("1s2c1t", preset);
   kernel::WaitQueue wq;
   bool flag = false;
-  s.k.spawn("sleeper", [&](Proc& p) -> Co<void> {
-    co_await p.sched_setaffinity(only(0));
-    co_await sleeper(p, &wq, &flag);
-  }, 0);
+  s.k.spawn("sleeper", [&](Proc& p) { return pinned_sleeper(p, 0, &wq, &flag); }, 0);
   s.k.spawn("mover", [&](Proc& p) -> Co<void> {
     co_await waker(p, &wq, &flag);
     co_await p.sys(kMoverTailNs);
@@ -1036,10 +1039,7 @@ LockSpins spins_behind_a_held_lock(const char* machine, int target) {
   TinySim s(machine, "linux-4.0");
   kernel::WaitQueue wq;
   bool flag = false;
-  s.k.spawn("sleeper", [&](Proc& p) -> Co<void> {
-    co_await p.sched_setaffinity(only(target));
-    co_await sleeper(p, &wq, &flag);
-  }, target);
+  s.k.spawn("sleeper", [&](Proc& p) { return pinned_sleeper(p, target, &wq, &flag); }, target);
   s.k.spawn("holder", [](Proc& p) { return hog(p, 20000000, 1000000); }, 1);
   LockSpins out;
   s.k.spawn("waker", [&](Proc& p) -> Co<void> {
@@ -1105,10 +1105,7 @@ IpisOnto wake_list_ipis_onto_cpu2(int64_t handler_ns, bool busy) {
   s.k.add_observer(&seen);
   kernel::WaitQueue wq;
   bool flag = false;
-  s.k.spawn("sleeper", [&](Proc& p) -> Co<void> {
-    co_await p.sched_setaffinity(only(2));
-    co_await sleeper(p, &wq, &flag);
-  }, 2);
+  s.k.spawn("sleeper", [&](Proc& p) { return pinned_sleeper(p, 2, &wq, &flag); }, 2);
   if (busy) spawn_hogs(s, {"hog"}, 20000000, 1000000, 2, true);
   s.k.spawn("waker", [&](Proc& p) { return waker(p, &wq, &flag); }, 0);  // the other socket: a wake-list IPI
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
@@ -1236,10 +1233,7 @@ TEST(Idle, AnIpiSentToABusyCpuThatHasSinceIdledWakesItFromItsIdleState) {
       co_await p.spin_until(kLeave);
       co_await p.nanosleep(1000000);
     }, 1);
-    s.k.spawn("wakee", [&wq, &flag](Proc& p) -> Co<void> {
-      co_await p.sched_setaffinity(only(1));
-      co_await sleeper(p, &wq, &flag);
-    }, 1);
+    s.k.spawn("wakee", [&](Proc& p) { return pinned_sleeper(p, 1, &wq, &flag); }, 1);
     s.k.spawn("waker", [&wq, &flag, wake_at](Proc& p) -> Co<void> {
       co_await p.spin_until(wake_at);
       flag = true;
@@ -1288,10 +1282,7 @@ TEST(Timer, AWakeupReachingACpuLeavingItsStateForATimerWaitsForOneExit) {
     for (int i = 0; i < 8; ++i) co_await p.nanosleep(2000000);
     co_await sleeper(p, &napper_wq, &napper_flag);
   }, 2);
-  s.k.spawn("wakee", [&](Proc& p) -> Co<void> {
-    co_await p.sched_setaffinity(only(2));
-    co_await sleeper(p, &wakee_wq, &wakee_flag);
-  }, 2);
+  s.k.spawn("wakee", [&](Proc& p) { return pinned_sleeper(p, 2, &wakee_wq, &wakee_flag); }, 2);
   s.k.spawn("waker", [&](Proc& p) -> Co<void> {
     co_await p.spin_until(kTimer + kLate);
     wakee_flag = true;
