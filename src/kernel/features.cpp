@@ -123,6 +123,17 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
        "machine's own threads are what keeps a benchmark's layout from freezing at launch. The run ends with the "
        "benchmark's tasks, and a deadlock then shows as the time limit"},
       {"kworker_noise_run_us", "us", "with kworker_noise_period_us: the kernel work each wakeup does (less than the period)"},
+      {"init_load_latency_ns", "ns",
+       "what-if, not a kernel sysctl (0 = off, the default; CFS presets only): the latency, before "
+       "CPU-count scaling, with which init_task_runnable_average() computes the slice that starts a new "
+       "task's load average (4.0 fair.c reads sched_latency_ns there, and sched_nr_latency from it); set "
+       "to 6000000 it holds the new tasks' initial load where the stock latency puts it while "
+       "sched_latency_ns moves the period everywhere else"},
+      {"tick_slice_latency_ns", "ns",
+       "what-if, not a kernel sysctl (0 = off, the default; CFS presets only): the latency, before "
+       "CPU-count scaling, with which check_preempt_tick() computes the slice it preempts at (4.0 fair.c "
+       "reads sched_latency_ns there, and sched_nr_latency from it); set to 6000000 it holds the tick's "
+       "slices where the stock latency puts them while sched_latency_ns moves the period everywhere else"},
       {"task_working_set_bytes", "B",
        "what-if, not a kernel sysctl (16384 by default, an estimate without a source): the memory every run of a "
        "task touches (stack, buffers, kernel objects), which its CPU's private cache keeps warm until other tasks' "
@@ -167,6 +178,8 @@ std::map<std::string, int64_t, std::less<>> cfs_sysctls() {
           {"kworker_noise_run_us", 0},
           // What-if: the per-task working set, the workload models' estimate
           // for the perf bench tasks (no source; see task.hpp).
+          {"init_load_latency_ns", 0},
+          {"tick_slice_latency_ns", 0},
           {"task_working_set_bytes", 16 * 1024},
           // Off: the model's figures are for a kernel without group scheduling
           // (distributions of 2015 shipped CONFIG_SCHED_AUTOGROUP=y, enabled).

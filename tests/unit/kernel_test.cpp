@@ -249,6 +249,36 @@ TEST(Kernel, ANewTaskStartsWithTheSliceOfTheCpuForkBalancingChose) {
   EXPECT_EQ(contrib, 1024 * 195 / 196);
 }
 
+// The what-if init_load_latency_ns starts the child's average on the slice
+// another latency gives: 50 us once scaled on two CPUs (48 periods of 1024
+// ns, 48/49 of a full weight) in place of the 200 us sched_latency_ns gives.
+// Nothing else reads it: with it at the latency already in force the run is
+// the same.
+TEST(Kernel, TheInitLoadWhatIfStartsANewTaskOnItsOwnLatencysSlice) {
+  const auto contrib_at_fork = [](const std::vector<std::string>& sysctls) {
+    TinySim s("1s2c1t", "linux-4.0", 1, "", sysctls);
+    kernel::Task* child = nullptr;
+    int64_t contrib = -1;
+    hw::CpuMask cpu0;
+    cpu0.set(0);
+    for (int i = 0; i < 7; ++i)
+      s.k.spawn("hog", [](Proc& p) { return hog(p, 2000000, 100000); }, 0)->cpus_allowed = cpu0;
+    s.k.spawn("parent", [&](Proc& p) { return unpin_fork_and_record(p, &child, &contrib); }, 0)->cpus_allowed =
+        cpu0;
+    EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+    EXPECT_EQ(child->processor, 1);
+    return std::pair{contrib, s.k.now_ns()};
+  };
+  const std::vector<std::string> stock = {"sched_latency_ns=100000", "sched_min_granularity_ns=10000"};
+  auto held = stock;
+  held.push_back("init_load_latency_ns=25000");
+  EXPECT_EQ(contrib_at_fork(held).first, 1024 * 48 / 49);
+  auto same = stock;
+  same.push_back("init_load_latency_ns=100000");
+  EXPECT_EQ(contrib_at_fork(same), contrib_at_fork(stock));
+  EXPECT_EQ(contrib_at_fork(stock).first, 1024 * 195 / 196);
+}
+
 namespace {
 Co<void> exec_and_record(Proc& p, int* before, int* after, int64_t* took) {
   *before = p.cpu();
@@ -924,6 +954,35 @@ TEST(Cfs, TheStatisticsSumTheSleeperCreditAndTheRunningTasksLead) {
   EXPECT_EQ(st["wakeup_preemptions"], 1);  // ~2 ms, past the 1 ms granularity
 }
 
+namespace {
+// credit_and_lead_after(10) with `hogs` more tasks on the CPU.
+std::map<std::string, int64_t> buddies_with(int hogs) {
+  TinySim s("1s1c1t", "linux-4.0");
+  kernel::WaitQueue wq;
+  int round = 0;
+  s.k.spawn("sleeper", [&](Proc& p) { return sleeper_woken_in_rounds(p, &wq, &round, -1); }, 0);
+  s.k.spawn("waker", [&](Proc& p) { return waker_in_rounds(p, &wq, &round, 10, false); }, 0);
+  for (int i = 0; i < hogs; ++i)
+    s.k.spawn("hog" + std::to_string(i), [](Proc& p) { return hog(p, 40000000, 100000); }, 0);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  std::map<std::string, int64_t> st;
+  for (const auto& [k, v] : s.k.policy().stats()) st[k] = v;
+  return st;
+}
+}  // namespace
+
+// check_preempt_wakeup() (4.0 fair.c) makes the preempted task the last
+// buddy only on a queue of sched_nr_latency tasks or more (`scale`; 8 on one
+// CPU: 6 ms over 0.75 ms). The sleeper's one wakeup preempts its waker with
+// five hogs beside them, seven tasks queued with the wakee: no last buddy;
+// with six hogs, eight: the waker becomes it. The wakee runs 1 us and exits,
+// and pick_next_entity() gives the CPU back to the waker rather than the
+// leftmost hog: the waker is not a wakeup granularity ahead of it.
+TEST(Cfs, APreemptedTaskBecomesTheLastBuddyOnlyOnAQueueOfSchedNrLatency) {
+  expect_counters(buddies_with(5), {{"wakeup_preemptions", 1}, {"last_buddies_set", 0}, {"last_buddy_picks", 0}});
+  expect_counters(buddies_with(6), {{"wakeup_preemptions", 1}, {"last_buddies_set", 1}, {"last_buddy_picks", 1}});
+}
+
 // The sleeper credit's two parts. The first wakeup's credit is what the
 // queue's min_vruntime moved on during the sleep, the waker's 7 ms (the
 // sleeper first sleeps when the waker's slice ends, 3 ms in: two tasks share
@@ -949,6 +1008,81 @@ TEST(Cfs, TheSleeperCreditSplitsIntoTheLagAtSleepAndTheQueuesAdvance) {
   EXPECT_NEAR(st["uncapped_queue_advance_us"], st["uncapped_sleep_us"], 2);
   EXPECT_NEAR(st["wakeup_credit_us"],
               3000 + st["uncapped_lag_at_sleep_us"] + st["uncapped_queue_advance_us"], 2);
+}
+
+namespace {
+// A hog that naps 100 us after each 5 ms of work, so that it is picked
+// afresh (set_next_entity() restarts its slice) every 5.1 ms.
+Co<void> napping_hog(Proc& p, int chunks) {
+  for (int i = 0; i < chunks; ++i) {
+    co_await p.user(5000000);
+    co_await p.nanosleep(100000);
+  }
+}
+Co<void> late_riser(Proc& p, int64_t sleep_ns, int64_t run_ns) {
+  co_await p.nanosleep(sleep_ns);
+  co_await p.user(run_ns);
+}
+struct TickPreemptions {
+  int64_t checks = 0, slice_spent = 0, lead = 0, involuntary = 0;
+};
+// The tick counters, and the involuntary switches the run had, on one CPU
+// (latency 6 ms, minimum granularity 0.75 ms, HZ=1000).
+TickPreemptions tick_preemptions(TinySim& s) {
+  struct Involuntary final : obs::Observer {
+    int64_t n = 0;
+    void on_switch(int64_t, int, const kernel::Task*, obs::PrevState st, const kernel::Task*) override {
+      if (st == obs::PrevState::Preempted) ++n;
+    }
+  } seen;
+  s.k.add_observer(&seen);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  std::map<std::string, int64_t> st;
+  for (const auto& [k, v] : s.k.policy().stats()) st[k] = v;
+  return {st.at("tick_preempt_checks"), st.at("tick_preemptions_slice_spent"), st.at("tick_preemptions_lead"),
+          seen.n};
+}
+}  // namespace
+
+// check_preempt_tick() (4.0 fair.c) preempts for one of two reasons, and the
+// statistics count each. Two hogs share one CPU's 6 ms period, 3 ms a slice:
+// each tick past a slice spent preempts, and every involuntary switch is one
+// of those. A napping hog is picked afresh every 5.1 ms, so it never spends
+// a 3 ms slice at a tick while the late riser (woken by its timer 12 ms in,
+// 1.8 ms into the hog's third chunk) waits; with no wakeup preemption and
+// no gentle sleepers the riser is placed a whole latency, 6 ms, behind the
+// hog. At the next tick past the 0.75 ms granularity the hog leads it by
+// more than a slice: that preempts.
+TEST(Cfs, TheTickPreemptsForASliceSpentOrForALeadPastASlice) {
+  TinySim hogs("1s1c1t", "linux-4.0");
+  for (int i = 0; i < 2; ++i)
+    hogs.k.spawn("hog" + std::to_string(i), [](Proc& p) { return hog(p, 30000000, 100000); }, 0);
+  const TickPreemptions even = tick_preemptions(hogs);
+  EXPECT_EQ(even.lead, 0);
+  EXPECT_EQ(even.involuntary, even.slice_spent);
+  EXPECT_GE(even.checks, 50);  // a tick a ms while both run
+
+  // The what-if tick_slice_latency_ns gives the tick alone a 12 ms period:
+  // 6 ms slices. A turn ends at the first tick past the slice, so the two
+  // hogs' 60 ms make 15-20 turns of 3-4 ms at the stock slice and 8-10 of
+  // 6-7 ms at the longer one.
+  TinySim longer("1s1c1t", "linux-4.0", 1, "", {"tick_slice_latency_ns=12000000"});
+  for (int i = 0; i < 2; ++i)
+    longer.k.spawn("hog" + std::to_string(i), [](Proc& p) { return hog(p, 30000000, 100000); }, 0);
+  const TickPreemptions halved = tick_preemptions(longer);
+  EXPECT_GE(even.slice_spent, 14);
+  EXPECT_LE(even.slice_spent, 20);
+  EXPECT_GE(halved.slice_spent, 7);
+  EXPECT_LE(halved.slice_spent, 10);
+  EXPECT_EQ(halved.involuntary, halved.slice_spent);
+
+  TinySim riser("1s1c1t", "linux-4.0", 1, "NO_WAKEUP_PREEMPTION,NO_GENTLE_FAIR_SLEEPERS");
+  riser.k.spawn("hog", [](Proc& p) { return napping_hog(p, 6); }, 0);
+  riser.k.spawn("riser", [](Proc& p) { return late_riser(p, 12000000, 1000000); }, 0);
+  const TickPreemptions led = tick_preemptions(riser);
+  EXPECT_EQ(led.lead, 1);
+  EXPECT_EQ(led.slice_spent, 0);
+  EXPECT_EQ(led.involuntary, 1);
 }
 
 // update_curr() charges on rq_clock_task(), which the skip holds at the

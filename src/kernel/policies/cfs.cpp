@@ -373,6 +373,23 @@ class Cfs final : public SchedClass {
     v.emplace_back("wakeup_preempt_checks", wakeup_preempt_checks_);
     v.emplace_back("wakeup_preempt_lead_us", wakeup_preempt_lead_ns_ / 1000);
     v.emplace_back("wakeup_preemptions", wakeup_preemptions_);
+    // The tick's side: ticks that found other entities queued beside the
+    // running one (check_preempt_tick(), once per level of a group
+    // hierarchy), and the preemptions they requested because the running
+    // entity had spent its slice since it was picked, or because its
+    // vruntime led the leftmost's by more than a slice. Both read
+    // sched_slice(), so the latency's period moves them.
+    v.emplace_back("tick_preempt_checks", tick_preempt_checks_);
+    v.emplace_back("tick_preemptions_slice_spent", tick_preemptions_slice_spent_);
+    v.emplace_back("tick_preemptions_lead", tick_preemptions_lead_);
+    // The buddies: wakeup preemptions that made the preempted task the
+    // last buddy (LAST_BUDDY, only on a queue of sched_nr_latency tasks or
+    // more: check_preempt_wakeup()'s `scale`), and picks where the next or
+    // the last buddy ran instead of the leftmost entity (pick_next_entity()).
+    // A preempting wakee is always made the next buddy.
+    v.emplace_back("last_buddies_set", last_buddies_set_);
+    v.emplace_back("last_buddy_picks", last_buddy_picks_);
+    v.emplace_back("next_buddy_picks", next_buddy_picks_);
     // /proc/schedstat's load_balance() outcomes, summed over domains.
     static const char* const kIdleName[] = {"busy", "idle", "newidle"};
     for (size_t i = 0; i < lb_stats_.size(); ++i) {
@@ -440,8 +457,16 @@ class Cfs final : public SchedClass {
   int version() const { return core_.config().preset().version; }
 
   // fair.c core
-  uint64_t sched_period(int nr_running) const;
+  // sysctl_sched_latency (scaled) and the sched_nr_latency it gives.
+  struct Latency {
+    uint64_t ns = 0;
+    unsigned nr = 8;
+  };
+  [[nodiscard]] Latency latency_of(uint64_t ns) const;
+  uint64_t sched_period(int nr_running, const Latency& latency) const;
   uint64_t sched_slice(const CfsRq& cfs, const SchedEntity* se) const;
+  // At another latency (the what-ifs init_load_latency_ns, tick_slice_latency_ns).
+  uint64_t sched_slice(const CfsRq& cfs, const SchedEntity* se, const Latency& latency) const;
   uint64_t sched_vslice(const CfsRq& cfs, const SchedEntity* se) const;
   uint64_t calc_delta_fair(uint64_t delta, const SchedEntity* se) const;
   void update_min_vruntime(CfsRq& cfs);
@@ -559,6 +584,10 @@ class Cfs final : public SchedClass {
   int64_t max_load_balance_interval_ = 1;
   uint64_t latency_, min_gran_, wakeup_gran_;
   unsigned nr_latency_ = 8;
+  // The latency init_task_runnable_average() and check_preempt_tick() slice
+  // with: latency_ and nr_latency_, unless the what-ifs init_load_latency_ns
+  // and tick_slice_latency_ns set another.
+  Latency init_load_latency_, tick_latency_;
   int64_t migration_cost_;
   int64_t active_balances_ = 0, nohz_kicks_ = 0, wake_idle_fallthroughs_ = 0, wake_idle_busy_results_ = 0,
           wake_idle_inflight_results_ = 0, sd_wake_idle_searches_ = 0, sd_wake_idle_found_ = 0;
@@ -579,6 +608,8 @@ class Cfs final : public SchedClass {
   int64_t placement_scans_ = 0;    // runqueues read by placements, for stats()
   int64_t placements_ = 0;         // select_task_rq() calls, for stats()
   int64_t lag_capped_ = 0, wakeup_preempt_checks_ = 0, wakeup_preemptions_ = 0;  // for stats()
+  int64_t tick_preempt_checks_ = 0, tick_preemptions_slice_spent_ = 0, tick_preemptions_lead_ = 0;
+  int64_t last_buddies_set_ = 0, last_buddy_picks_ = 0, next_buddy_picks_ = 0;
   int64_t wakeups_placed_ = 0, wakeup_credit_ns_ = 0, wakeup_preempt_lead_ns_ = 0;
   int64_t uncapped_sleep_ns_ = 0, uncapped_lag_at_sleep_ns_ = 0, uncapped_queue_advance_ns_ = 0;
   // v5.4's LLC-wide state, indexed by llc_id (the LLC's first CPU):
@@ -665,23 +696,37 @@ Cfs::Cfs(SchedCore& core) : core_(core) {
   // sched_nr_latency is 8 at boot; a write to the sysctls recomputes it as
   // DIV_ROUND_UP(latency, min_granularity) (sched_proc_update_handler(),
   // fair.c 3.10/4.0). The two agree at the defaults (24 / 3 ms on 8+ CPUs).
-  nr_latency_ = static_cast<unsigned>(std::max<uint64_t>(1, (latency_ + min_gran_ - 1) / std::max<uint64_t>(1, min_gran_)));
+  nr_latency_ = latency_of(latency_).nr;
+  const auto what_if_latency = [&](const char* sysctl) {
+    const int64_t ns = core.config().sysctl(sysctl);
+    return ns > 0 ? latency_of(static_cast<uint64_t>(factor * ns)) : Latency{latency_, nr_latency_};
+  };
+  init_load_latency_ = what_if_latency("init_load_latency_ns");
+  tick_latency_ = what_if_latency("tick_slice_latency_ns");
   // update_max_interval(): HZ * num_online_cpus() / 10
   max_load_balance_interval_ = std::max<int64_t>(1, core.config().hz() * n / 10);
 }
 
 // ------------------------------------------------------------- basics ---
 
-uint64_t Cfs::sched_period(int nr_running) const {
-  uint64_t period = latency_;
-  if (static_cast<unsigned>(nr_running) > nr_latency_) period = min_gran_ * static_cast<uint64_t>(nr_running);
+Cfs::Latency Cfs::latency_of(uint64_t ns) const {
+  return {ns, static_cast<unsigned>(std::max<uint64_t>(1, (ns + min_gran_ - 1) / std::max<uint64_t>(1, min_gran_)))};
+}
+
+uint64_t Cfs::sched_period(int nr_running, const Latency& latency) const {
+  uint64_t period = latency.ns;
+  if (static_cast<unsigned>(nr_running) > latency.nr) period = min_gran_ * static_cast<uint64_t>(nr_running);
   return period;
 }
 
 // The slice of the period at the entity's own level, scaled by its share at
 // each level above.
 uint64_t Cfs::sched_slice(const CfsRq& cfs, const SchedEntity* se) const {
-  uint64_t slice = sched_period(cfs.nr_running + (se->on_rq ? 0 : 1));
+  return sched_slice(cfs, se, Latency{latency_, nr_latency_});
+}
+
+uint64_t Cfs::sched_slice(const CfsRq& cfs, const SchedEntity* se, const Latency& latency) const {
+  uint64_t slice = sched_period(cfs.nr_running + (se->on_rq ? 0 : 1), latency);
   for (; se; se = se->parent) {
     const CfsRq& q = *se->cfs_rq;
     const int64_t load = q.load_weight + (se->on_rq ? 0 : se->load_weight);
@@ -1179,6 +1224,8 @@ SchedEntity* Cfs::pick_next_entity(CfsRq& cfs, SchedEntity* curr) {
   }
   if (cfs.last && wakeup_preempt_entity(cfs.last, left) < 1) se = cfs.last;
   if (cfs.next && wakeup_preempt_entity(cfs.next, left) < 1) se = cfs.next;
+  if (se != left && se == cfs.next) ++next_buddy_picks_;
+  if (se != left && se == cfs.last) ++last_buddy_picks_;
   clear_buddies(cfs, se);
   return se;
 }
@@ -1252,7 +1299,7 @@ void Cfs::task_fork(Task* p) {
 // new task no load at all.
 void Cfs::init_task_runnable_average(Task* p) {
   set_task_rq(p, p->cpu);  // __set_task_cpu() -> set_task_rq()
-  const uint64_t slice = sched_slice(*p->se.cfs_rq, &p->se) >> 10;
+  const uint64_t slice = sched_slice(*p->se.cfs_rq, &p->se, init_load_latency_) >> 10;
   p->se.runnable_avg_sum = p->se.avg_period = slice;
   update_contrib(p->se);
 }
@@ -1363,8 +1410,10 @@ void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
     core_.resched_curr(cpu);
     ++wakeup_preemptions_;
     if (!se->on_rq) return;
-    if (feats_.LAST_BUDDY && scale && se->task)
+    if (feats_.LAST_BUDDY && scale && se->task) {
       set_buddy(se, &CfsRq::last);
+      ++last_buddies_set_;
+    }
   }
 }
 
@@ -1449,10 +1498,16 @@ void Cfs::put_prev_task(int cpu, Task* prev) {
   put_prev_task_fair(prev);
 }
 
+// check_preempt_tick() (4.0 fair.c): the tick preempts the running entity
+// once it has run its slice since it was picked, or, after the minimum
+// granularity, once its vruntime is more than a slice ahead of the leftmost.
+// Both read the slice, sched_slice(), so both follow the latency's period.
 void Cfs::check_preempt_tick(CfsRq& cfs, SchedEntity* curr) {
-  const uint64_t ideal_runtime = sched_slice(cfs, curr);
+  ++tick_preempt_checks_;
+  const uint64_t ideal_runtime = sched_slice(cfs, curr, tick_latency_);
   const auto delta_exec = static_cast<uint64_t>(curr->sum_exec_runtime - curr->prev_sum_exec_runtime);
   if (delta_exec > ideal_runtime) {
+    ++tick_preemptions_slice_spent_;
     core_.resched_curr(cfs.cpu);
     clear_buddies(cfs, curr);
     return;
@@ -1462,7 +1517,10 @@ void Cfs::check_preempt_tick(CfsRq& cfs, SchedEntity* curr) {
   if (!se) return;
   const int64_t delta = static_cast<int64_t>(curr->vruntime - se->vruntime);
   if (delta < 0) return;
-  if (static_cast<uint64_t>(delta) > ideal_runtime) core_.resched_curr(cfs.cpu);
+  if (static_cast<uint64_t>(delta) > ideal_runtime) {
+    ++tick_preemptions_lead_;
+    core_.resched_curr(cfs.cpu);
+  }
 }
 
 void Cfs::entity_tick(CfsRq& cfs, SchedEntity* curr) {
