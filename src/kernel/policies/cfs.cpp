@@ -1380,6 +1380,11 @@ void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
   SchedEntity* se = &curr_task->se;
   SchedEntity* pse = &p->se;
   if (!se->cfs_rq || se->cfs_rq->curr != se) return;  // not (yet) this queue's current
+  // Buddies only on a queue long enough to stretch the period: the gate
+  // came with "sched: Strengthen buddies and mitigate buddy induced
+  // latencies" (f685ceacab07, 2.6.32; read from its changelog). The last
+  // buddy itself ("sched: backward looking buddy", 4793241be408, 2.6.29)
+  // gives the CPU back to a preempted producer.
   const bool scale = static_cast<unsigned>(se->cfs_rq->nr_running) >= nr_latency_;
   bool next_buddy_marked = false;
   if (feats_.NEXT_BUDDY && scale && !(wake_flags & WF_FORK)) {
