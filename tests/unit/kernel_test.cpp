@@ -979,8 +979,13 @@ std::map<std::string, int64_t> buddies_with(int hogs) {
 // and pick_next_entity() gives the CPU back to the waker rather than the
 // leftmost hog: the waker is not a wakeup granularity ahead of it.
 TEST(Cfs, APreemptedTaskBecomesTheLastBuddyOnlyOnAQueueOfSchedNrLatency) {
-  expect_counters(buddies_with(5), {{"wakeup_preemptions", 1}, {"last_buddies_set", 0}, {"last_buddy_picks", 0}});
-  expect_counters(buddies_with(6), {{"wakeup_preemptions", 1}, {"last_buddies_set", 1}, {"last_buddy_picks", 1}});
+  // The one check sees the queue's depth, the wakee counted.
+  expect_counters(buddies_with(5), {{"wakeup_preempt_checks", 1}, {"wakeup_preempt_checks_queued", 7},
+                                    {"wakeup_preempt_checks_scaled", 0}, {"wakeup_preemptions", 1},
+                                    {"last_buddies_set", 0}, {"last_buddy_picks", 0}});
+  expect_counters(buddies_with(6), {{"wakeup_preempt_checks", 1}, {"wakeup_preempt_checks_queued", 8},
+                                    {"wakeup_preempt_checks_scaled", 1}, {"wakeup_preemptions", 1},
+                                    {"last_buddies_set", 1}, {"last_buddy_picks", 1}});
 }
 
 // The sleeper credit's two parts. The first wakeup's credit is what the

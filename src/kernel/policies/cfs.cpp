@@ -373,6 +373,12 @@ class Cfs final : public SchedClass {
     v.emplace_back("wakeup_preempt_checks", wakeup_preempt_checks_);
     v.emplace_back("wakeup_preempt_lead_us", wakeup_preempt_lead_ns_ / 1000);
     v.emplace_back("wakeup_preemptions", wakeup_preemptions_);
+    // How deep the running task's queue was at those checks, wakee
+    // included (summed: divide by wakeup_preempt_checks), and the checks on
+    // a queue of sched_nr_latency tasks or more, where a preemption makes
+    // the preempted task the last buddy.
+    v.emplace_back("wakeup_preempt_checks_queued", wakeup_preempt_checks_queued_);
+    v.emplace_back("wakeup_preempt_checks_scaled", wakeup_preempt_checks_scaled_);
     // The tick's side: ticks that found other entities queued beside the
     // running one (check_preempt_tick(), once per level of a group
     // hierarchy), and the preemptions they requested because the running
@@ -610,6 +616,7 @@ class Cfs final : public SchedClass {
   int64_t lag_capped_ = 0, wakeup_preempt_checks_ = 0, wakeup_preemptions_ = 0;  // for stats()
   int64_t tick_preempt_checks_ = 0, tick_preemptions_slice_spent_ = 0, tick_preemptions_lead_ = 0;
   int64_t last_buddies_set_ = 0, last_buddy_picks_ = 0, next_buddy_picks_ = 0;
+  int64_t wakeup_preempt_checks_queued_ = 0, wakeup_preempt_checks_scaled_ = 0;
   int64_t wakeups_placed_ = 0, wakeup_credit_ns_ = 0, wakeup_preempt_lead_ns_ = 0;
   int64_t uncapped_sleep_ns_ = 0, uncapped_lag_at_sleep_ns_ = 0, uncapped_queue_advance_ns_ = 0;
   // v5.4's LLC-wide state, indexed by llc_id (the LLC's first CPU):
@@ -1385,7 +1392,8 @@ void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
   // latencies" (f685ceacab07, 2.6.32; read from its changelog). The last
   // buddy itself ("sched: backward looking buddy", 4793241be408, 2.6.29)
   // gives the CPU back to a preempted producer.
-  const bool scale = static_cast<unsigned>(se->cfs_rq->nr_running) >= nr_latency_;
+  const int queued = se->cfs_rq->nr_running;
+  const bool scale = static_cast<unsigned>(queued) >= nr_latency_;
   bool next_buddy_marked = false;
   if (feats_.NEXT_BUDDY && scale && !(wake_flags & WF_FORK)) {
     set_buddy(pse, &CfsRq::next);
@@ -1409,6 +1417,8 @@ void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
   }
   update_curr(*se->cfs_rq);
   ++wakeup_preempt_checks_;
+  wakeup_preempt_checks_queued_ += queued;
+  if (scale) ++wakeup_preempt_checks_scaled_;
   wakeup_preempt_lead_ns_ += static_cast<int64_t>(se->vruntime - pse->vruntime);
   if (wakeup_preempt_entity(se, pse) == 1) {
     if (!next_buddy_marked) set_buddy(pse, &CfsRq::next);
