@@ -228,25 +228,40 @@ Co<void> unpin_fork_and_record(Proc& p, kernel::Task** child, int64_t* contrib_a
 }
 }  // namespace
 
+namespace {
+struct ForkedChild {
+  int64_t contrib = -1;  // its load_avg_contrib right after the fork
+  int64_t end_ns = 0;    // when the run ended
+};
+// A parent beside seven hogs pinned to CPU 0 unpins itself and forks a
+// child, which fork balancing puts on idle CPU 1.
+const std::vector<std::string> kForkSysctls = {"sched_latency_ns=100000", "sched_min_granularity_ns=10000"};
+ForkedChild fork_beside_seven_hogs(const std::vector<std::string>& sysctls) {
+  TinySim s("1s2c1t", "linux-4.0", 1, "", sysctls);
+  kernel::Task* child = nullptr;
+  ForkedChild out;
+  hw::CpuMask cpu0;
+  cpu0.set(0);
+  for (int i = 0; i < 7; ++i)
+    s.k.spawn("hog", [](Proc& p) { return hog(p, 2000000, 100000); }, 0)->cpus_allowed = cpu0;
+  s.k.spawn("parent", [&](Proc& p) { return unpin_fork_and_record(p, &child, &out.contrib); }, 0)->cpus_allowed =
+      cpu0;
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  EXPECT_NE(child, nullptr);
+  if (child) EXPECT_EQ(child->processor, 1);
+  out.end_ns = s.k.now_ns();
+  return out;
+}
+}  // namespace
+
 // wake_up_new_task() (4.0 core.c) places the child before
 // init_task_runnable_average() gives it one slice of the chosen queue. With
 // seven hogs beside the parent on CPU 0 that slice is 20 us there (19/20 of
 // a full weight) and 200 us on idle CPU 1 (195/196), where fork balancing
 // puts the child. (v4.4 moved the call before the placement.)
 TEST(Kernel, ANewTaskStartsWithTheSliceOfTheCpuForkBalancingChose) {
-  TinySim s("1s2c1t", "linux-4.0", 1, "", {"sched_latency_ns=100000", "sched_min_granularity_ns=10000"});
-  kernel::Task* child = nullptr;
-  int64_t contrib = -1;
-  hw::CpuMask cpu0;
-  cpu0.set(0);
-  for (int i = 0; i < 7; ++i)
-    s.k.spawn("hog", [](Proc& p) { return hog(p, 2000000, 100000); }, 0)->cpus_allowed = cpu0;
-  s.k.spawn("parent", [&](Proc& p) { return unpin_fork_and_record(p, &child, &contrib); }, 0)->cpus_allowed = cpu0;
-  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
-  EXPECT_EQ(s.k.check_invariants(), "");
-  ASSERT_NE(child, nullptr);
-  EXPECT_EQ(child->processor, 1);
-  EXPECT_EQ(contrib, 1024 * 195 / 196);
+  EXPECT_EQ(fork_beside_seven_hogs(kForkSysctls).contrib, 1024 * 195 / 196);
 }
 
 // The what-if init_load_latency_ns starts the child's average on the slice
@@ -255,28 +270,14 @@ TEST(Kernel, ANewTaskStartsWithTheSliceOfTheCpuForkBalancingChose) {
 // Nothing else reads it: with it at the latency already in force the run is
 // the same.
 TEST(Kernel, TheInitLoadWhatIfStartsANewTaskOnItsOwnLatencysSlice) {
-  const auto contrib_at_fork = [](const std::vector<std::string>& sysctls) {
-    TinySim s("1s2c1t", "linux-4.0", 1, "", sysctls);
-    kernel::Task* child = nullptr;
-    int64_t contrib = -1;
-    hw::CpuMask cpu0;
-    cpu0.set(0);
-    for (int i = 0; i < 7; ++i)
-      s.k.spawn("hog", [](Proc& p) { return hog(p, 2000000, 100000); }, 0)->cpus_allowed = cpu0;
-    s.k.spawn("parent", [&](Proc& p) { return unpin_fork_and_record(p, &child, &contrib); }, 0)->cpus_allowed =
-        cpu0;
-    EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
-    EXPECT_EQ(child->processor, 1);
-    return std::pair{contrib, s.k.now_ns()};
-  };
-  const std::vector<std::string> stock = {"sched_latency_ns=100000", "sched_min_granularity_ns=10000"};
-  auto held = stock;
+  auto held = kForkSysctls;
   held.push_back("init_load_latency_ns=25000");
-  EXPECT_EQ(contrib_at_fork(held).first, 1024 * 48 / 49);
-  auto same = stock;
+  EXPECT_EQ(fork_beside_seven_hogs(held).contrib, 1024 * 48 / 49);
+  auto same = kForkSysctls;
   same.push_back("init_load_latency_ns=100000");
-  EXPECT_EQ(contrib_at_fork(same), contrib_at_fork(stock));
-  EXPECT_EQ(contrib_at_fork(stock).first, 1024 * 195 / 196);
+  const ForkedChild stock = fork_beside_seven_hogs(kForkSysctls), at_same = fork_beside_seven_hogs(same);
+  EXPECT_EQ(at_same.contrib, stock.contrib);
+  EXPECT_EQ(at_same.end_ns, stock.end_ns);
 }
 
 namespace {
