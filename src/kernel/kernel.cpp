@@ -26,6 +26,7 @@ const char* cost_path_name(CostPath path) {
     case CostPath::Ipi: return "ipi";
     case CostPath::RqLock: return "rq_lock";
     case CostPath::TimerInterrupt: return "timer_irq";
+    case CostPath::IdleLoop: return "idle_loop";
     case CostPath::Count: break;
   }
   return "?";
@@ -818,10 +819,20 @@ void Kernel::exit_idle(int c) {
 // stopped (tick_nohz_irq_exit()) and cpu_load[] as it was. A tick that was
 // never stopped (a task was queued at idle entry) has nothing to restart:
 // tick_nohz_idle_exit() restarts only "if (ts->tick_stopped)".
+//
+// tick_nohz_idle_exit() runs before the idle loop's schedule(), so its work
+// (`idle_exit_path`: ktime_get(), tick_nohz_stop_idle(), tick_do_update_
+// jiffies64(), update_cpu_load_nohz(), tick_nohz_restart()'s hrtimer cancel
+// and clockevent reprogram) delays the task the CPU was woken for. The
+// reading chosen: it is charged here, with the switch to that task, so the
+// pick is made at the start of that work rather than at its end. 2.4 has no
+// NO_HZ idle (2.6.21) and leaves its idle loop with nothing to restart.
 void Kernel::leave_idle_loop(int c) {
   if (cpu(c).tick_on) return;
   policy_->cpu_exited_idle(c);
   start_tick(c);
+  if (config_.preset().version >= 300)
+    charge(c, jitter(machine_.costs().idle_exit_path), CostPath::IdleLoop);
 }
 
 // Where CPU c's tick falls within the period. 3.x/4.x emulate the tick

@@ -49,6 +49,7 @@ enum class CostPath : uint8_t {
   Ipi,
   RqLock,
   TimerInterrupt,
+  IdleLoop,
   Count
 };
 inline constexpr size_t kCostPaths = static_cast<size_t>(CostPath::Count);

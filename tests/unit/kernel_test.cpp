@@ -249,7 +249,9 @@ ForkedChild fork_beside_seven_hogs(const std::vector<std::string>& sysctls) {
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   EXPECT_EQ(s.k.check_invariants(), "");
   EXPECT_NE(child, nullptr);
-  if (child) EXPECT_EQ(child->processor, 1);
+  if (child) {
+    EXPECT_EQ(child->processor, 1);
+  }
   out.end_ns = s.k.now_ns();
   return out;
 }
@@ -1267,6 +1269,59 @@ TEST(Kernel, AnIpiCostsTheCpuItLandsOnTheHandlersTime) {
   EXPECT_EQ(idle.ipis, 0);
   EXPECT_EQ(idle.ipi_work_ns, idle_free.ipi_work_ns);
   EXPECT_GT(idle.ipi_work_ns, 0);  // the store
+}
+
+// The idle loop's way out (`idle_exit_path`, tick_nohz_idle_exit()) runs
+// before its schedule(), on a CPU whose tick it stopped: a sleeper woken on
+// an idle CPU finishes that much later. 2.4 has no NO_HZ idle and pays
+// nothing.
+struct IdleLoopExits {
+  int64_t sleeper_exit_ns = -1;
+  int64_t idle_loop_ns = 0;  // everything charged to the idle loop's exit
+};
+IdleLoopExits sleeper_woken_on_idle_cpu2(int64_t exit_path_ns, const char* preset) {
+  const auto profile = std::filesystem::path(::testing::TempDir()) /
+                       ("schedlab_idle_exit_path_" + std::to_string(exit_path_ns) + ".toml");
+  std::ofstream(profile) << "[machine]\nextends = \"haswell-2s8c2t\"\nname = \"idle_exit\"\ntopology = \"2s2c1t\"\n"
+                         << "[costs]\nidle_exit_path = { value = " << exit_path_ns
+                         << ", unit = \"ns\", source = \"test\" }\n"
+                         << "cost_jitter_permille = { value = 0, unit = \"permille\", source = \"test\" }\n";
+  TinySim s(profile.string(), preset);
+  IdleLoopExits out;
+  struct Seen final : obs::Observer {
+    IdleLoopExits* out = nullptr;
+    void on_exit(int64_t t, int, const kernel::Task* p) override {
+      if (p->comm == "sleeper") out->sleeper_exit_ns = t;
+    }
+  } seen;
+  seen.out = &out;
+  s.k.add_observer(&seen);
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) { return pinned_sleeper(p, 2, &wq, &flag); }, 2);
+  s.k.spawn("waker", [&](Proc& p) { return waker(p, &wq, &flag); }, 0);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  out.idle_loop_ns = s.k.work_by_path()[static_cast<size_t>(kernel::CostPath::IdleLoop)];
+  return out;
+}
+
+TEST(Idle, LeavingTheIdleLoopWithItsTickStoppedDelaysTheWakee) {
+  constexpr int64_t kExitPathNs = 1000000;  // 1 ms stands out from the timing it moves
+  const auto free40 = sleeper_woken_on_idle_cpu2(0, "linux-4.0");
+  const auto paid40 = sleeper_woken_on_idle_cpu2(kExitPathNs, "linux-4.0");
+  EXPECT_EQ(free40.idle_loop_ns, 0);
+  // Once for the sleeper's wakeup; CPUs that start their first task leave
+  // the loop too, so whole multiples only.
+  ASSERT_GE(paid40.idle_loop_ns, kExitPathNs);
+  EXPECT_EQ(paid40.idle_loop_ns % kExitPathNs, 0);
+  // The sleeper meets it twice: CPU 2 leaves the loop for the sleeper's
+  // first run (every CPU boots idle) and again for its wakeup.
+  EXPECT_NEAR(paid40.sleeper_exit_ns - free40.sleeper_exit_ns, 2 * kExitPathNs, 1000);
+  const auto free24 = sleeper_woken_on_idle_cpu2(0, "linux-2.4.19");
+  const auto paid24 = sleeper_woken_on_idle_cpu2(kExitPathNs, "linux-2.4.19");
+  EXPECT_EQ(paid24.idle_loop_ns, 0);
+  EXPECT_EQ(paid24.sleeper_exit_ns, free24.sleeper_exit_ns);
 }
 
 // A kicked idle CPU balances in the IPI's softirq, still on the idle task
