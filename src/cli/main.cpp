@@ -147,7 +147,7 @@ int cmd_bench(int argc, char** argv) {
       "  pipe:      -l/--loop N (1000000)  -T/--threaded\n"
       "  schbench:  -m/--message-threads N (2)  -t/--threads N (16)  -r/--runtime S (30)\n"
       "             -s/--sleeptime US (30000)  -c/--cputime US (30000)\n"
-      "  unix_lat, pipe_lat (ipc-bench): -s SIZE (1024)  -c COUNT (100)  -a CPU (0)  -b CPU (0)");
+      "  unix_lat, pipe_lat (ipc-bench): -s SIZE (1024)  -c COUNT (100)  -a CPU (0)  -b CPU (0)  -t (time each round trip)");
   experiment::RunSpec spec;
   spec.bench = bench;
   bool json = false, quiet = false, no_check = false;
@@ -295,7 +295,7 @@ void usage() {
                "  schedlab perf bench sched messaging [-g N] [-l N] [-p] [-t] [options]\n"
                "  schedlab perf bench sched pipe [-l N] [-T] [options]\n"
                "  schedlab schbench [-m N] [-t N] [-r S] [-s US] [-c US] [options]\n"
-               "  schedlab unix_lat|pipe_lat [-s SIZE] [-c COUNT] [-a CPU] [-b CPU] [options]   (ipc-bench)\n"
+               "  schedlab unix_lat|pipe_lat [-s SIZE] [-c COUNT] [-a CPU] [-b CPU] [-t] [options]   (ipc-bench)\n"
                "      options: --machine M --kernel K --features A,NO_B --sysctl k=v --seed N\n"
                "               --json --quiet --trace FILE --interval-ms MS --instances N\n"
                "               --start-layout A/B --unpin-after-ms MS\n"

@@ -180,6 +180,35 @@ TEST(Cli, IpcBenchLatencyTestsPrintTheirHeadline) {
   EXPECT_NE(bad.err.find("no CPU 4 on this machine"), std::string::npos) << bad.err;
 }
 
+// ipc-bench's -t: each round trip is timed and summarised as its
+// <name>-tsc.log (stats.c). The spread comes from the costs' noise: with
+// none, every round trip of a pinned ping-pong takes the same time.
+TEST(Cli, IpcBenchTimesEachRoundTripWithMinusT) {
+  auto spread = [](const std::string& out) {
+    const auto at = out.find("Distribution of all values:\n");
+    EXPECT_NE(at, std::string::npos) << out;
+    double p5 = 0, median = 0, p95 = 0;
+    const auto line = out.find("\t5% ", at);
+    EXPECT_EQ(std::sscanf(out.c_str() + line, "\t5%% %lf, median %lf, 95%% %lf", &p5, &median, &p95), 3);
+    return std::vector<double>{p5, median, p95};
+  };
+  const std::string cmd = "unix_lat -t -s 128 -c 2000 -a 0 -b 2 --kernel linux-4.0 --quiet --machine ";
+  auto stock = run(cmd + "haswell-2s8c2t");
+  ASSERT_EQ(stock.code, 0) << stock.err;
+  EXPECT_NE(stock.out.find(" tsc 1 "), std::string::npos);
+  EXPECT_NE(stock.out.find("\n--- unix_lat-tsc.log\nLinear regression: y = "), std::string::npos) << stock.out;
+  for (const char* s : {"Slice 9/10:\n", "Low outliers:\n", "Bulk distribution:\n", "High outliers:\n"})
+    EXPECT_NE(stock.out.find(s), std::string::npos) << s;
+  const auto noisy = spread(stock.out);
+  EXPECT_LT(noisy[0], noisy[1]);
+  EXPECT_LT(noisy[1], noisy[2]);
+  auto quiet = run(cmd + "tests/cli/whatif_haswell_no_jitter.toml");
+  ASSERT_EQ(quiet.code, 0) << quiet.err;
+  const auto flat = spread(quiet.out);
+  EXPECT_EQ(flat[0], flat[2]);
+  EXPECT_EQ(run("unix_lat -s 128 -c 100 --machine haswell-2s8c2t --quiet").out.find("tsc.log"), std::string::npos);
+}
+
 TEST(Cli, BadInputGetsOneErrorLineAndNonZeroExit) {
   const std::map<std::string, std::string> cases = {
       {"perf bench sched messaging --machine nope", "unknown machine 'nope'"},

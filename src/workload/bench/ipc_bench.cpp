@@ -11,12 +11,19 @@
 // and runs child_ping() count times; child1 pins itself to -b and runs
 // parent_ping() count times between two gettimeofday() calls, logs
 // "<name> <size> <count> <seconds per round trip>s" and waits for child2.
-// Not modelled: -t (the per-iteration rdtsc log), the throughput tests, -p > 1.
+// With -t it also times each round trip (rdtsc() around parent_ping()) and
+// writes their summary, the <name>-tsc.log its archives keep
+// (ipc_bench_stats.cpp). The model's clock stands for the TSC: ipc-bench
+// divides cycles by get_tsc_freq()'s estimate, which is not modelled.
+// Not modelled: the throughput tests, -p > 1.
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
+#include <vector>
 
 #include "workload/bench/args.hpp"
 #include "workload/bench/bench.hpp"
+#include "workload/bench/ipc_bench_stats.hpp"
 #include "workload/ipc/ipc.hpp"
 
 namespace workload {
@@ -26,6 +33,8 @@ struct TestData {
   bool unix_socket = true;  // unix_lat; else pipe_lat
   int64_t size = 1024, count = 100;
   int first_cpu = 0, second_cpu = 0;
+  bool per_iter_timings = false;  // -t
+  std::vector<int64_t> iter_ns;
   // unix_lat: socketpair sv[2]; pipe_lat: ifds (parent -> child), ofds.
   Fd sv[2], ifds[2], ofds[2];
   std::function<void()> on_start;
@@ -94,7 +103,11 @@ Co<void> child1(Proc& p, TestData* td) {
   // parent_main()
   td->start_ns = p.now();
   if (td->on_start) td->on_start();
-  for (int64_t i = 0; i < td->count; i++) co_await parent_ping(p, td);
+  for (int64_t i = 0; i < td->count; i++) {
+    const int64_t t = p.now();
+    co_await parent_ping(p, td);
+    if (td->per_iter_timings) td->iter_ns.push_back(p.now() - t);
+  }
   td->stop_ns = p.now();
   co_await p.wait_child();  // wait_for_children_to_finish()
 }
@@ -107,8 +120,9 @@ Co<void> run_test(Proc& p, TestData* td) {
 
 class LatencyRun final : public BenchRun {
  public:
-  LatencyRun(bool unix_socket, int64_t size, int64_t count, int first_cpu, int second_cpu) {
+  LatencyRun(bool unix_socket, int64_t size, int64_t count, int first_cpu, int second_cpu, bool per_iter_timings) {
     td_->unix_socket = unix_socket;
+    td_->per_iter_timings = per_iter_timings;
     td_->size = size;
     td_->count = count;
     td_->first_cpu = first_cpu;
@@ -124,10 +138,10 @@ class LatencyRun final : public BenchRun {
     char buf[256];
     // parse_args() reports its settings on stderr; the headline goes to the log.
     std::snprintf(buf, sizeof buf,
-                  "size %lld count %lld first_cpu %d second_cpu %d parallel 1 tsc 0 produce-method 0 copy-read "
+                  "size %lld count %lld first_cpu %d second_cpu %d parallel 1 tsc %d produce-method 0 copy-read "
                   "copy-write numa_node -1 output_dir results\n",
                   static_cast<long long>(td_->size), static_cast<long long>(td_->count), td_->first_cpu,
-                  td_->second_cpu);
+                  td_->second_cpu, td_->per_iter_timings ? 1 : 0);
     out.text += buf;
     if (td_->stop_ns < 0) return out;
     // gettimeofday(): whole microseconds.
@@ -139,13 +153,28 @@ class LatencyRun final : public BenchRun {
     const double round_trip_us =
         static_cast<double>(td_->stop_ns - td_->start_ns) / 1000.0 / static_cast<double>(td_->count);
     out.metrics.push_back({"round_trip", "us", false, round_trip_us});
+    if (td_->per_iter_timings && !td_->iter_ns.empty()) {
+      std::vector<double> seconds;
+      seconds.reserve(td_->iter_ns.size());
+      for (const int64_t ns : td_->iter_ns) seconds.push_back(static_cast<double>(ns) / 1e9);
+      out.text += "--- " + comm() + "-tsc.log\n" + summarise_samples(seconds);
+      // The log's "Distribution of all values" 5%, median and 95% (stats.c:
+      // the first 5% dropped, then data[n/20], data[n/2], data[n*19/20]).
+      std::vector<int64_t> kept(td_->iter_ns.begin() + static_cast<long>(td_->iter_ns.size() / 20), td_->iter_ns.end());
+      std::sort(kept.begin(), kept.end());
+      const size_t n = kept.size();
+      for (const auto& [metric, at] : {std::pair{"round_trip_p5", n / 20}, {"round_trip_median", n / 2},
+                                       {"round_trip_p95", n * 19 / 20}})
+        out.metrics.push_back({metric, "us", false, static_cast<double>(kept[at]) / 1000.0});
+    }
     return out;
   }
   std::string name() const override { return "ipc-bench/" + comm(); }
   std::string comm() const override { return td_->unix_socket ? "unix_lat" : "pipe_lat"; }
   std::string command() const override {
-    return comm() + " -s " + std::to_string(td_->size) + " -c " + std::to_string(td_->count) + " -a " +
-           std::to_string(td_->first_cpu) + " -b " + std::to_string(td_->second_cpu);
+    return comm() + (td_->per_iter_timings ? " -t" : "") + " -s " + std::to_string(td_->size) + " -c " +
+           std::to_string(td_->count) + " -a " + std::to_string(td_->first_cpu) + " -b " +
+           std::to_string(td_->second_cpu);
   }
 
  private:
@@ -159,11 +188,13 @@ std::unique_ptr<BenchRun> make_ipc_bench_latency(const std::string& name, const 
                                   {{"-s", "-s", true, 1, 1 << 20},
                                    {"-c", "-c", true, 1, 1000000000},
                                    {"-a", "-a", true, 0, hw::CpuMask::kMaxCpus - 1},
-                                   {"-b", "-b", true, 0, hw::CpuMask::kMaxCpus - 1}},
+                                   {"-b", "-b", true, 0, hw::CpuMask::kMaxCpus - 1},
+                                   {"-t", "-t", false}},
                                   args);
   auto get = [&v](const char* k, int64_t def) { return v.count(k) ? v.at(k) : def; };
   return std::make_unique<LatencyRun>(name == "unix_lat", get("-s", 1024), get("-c", 100),
-                                      static_cast<int>(get("-a", 0)), static_cast<int>(get("-b", 0)));
+                                      static_cast<int>(get("-a", 0)), static_cast<int>(get("-b", 0)),
+                                      v.count("-t") != 0);
 }
 
 }  // namespace workload
