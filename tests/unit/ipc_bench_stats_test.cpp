@@ -70,3 +70,31 @@ TEST(IpcBenchStats, FewSamplesGetNoSlices) {
   EXPECT_NE(log.find("Distribution of all values:"), std::string::npos);
   EXPECT_EQ(log.find("Bulk distribution:"), std::string::npos);  // 5 / 10 = 0 outliers
 }
+
+// The ramp run backwards, 40 down to 1: the first two (40, 39) are dropped,
+// and each tenth is sorted in place before it is summarised, so the first
+// slice (the run's samples 38, 37, 36) reads 36, 36, 37 at indices 0, 3/5
+// and 6/5 of its quintiles, where an unsorted slice would read 38, 38, 37.
+TEST(IpcBenchStats, EachTenthIsSortedBeforeItIsSummarised) {
+  std::vector<double> samples;
+  for (int i = 40; i >= 1; i--) samples.push_back(i);
+  const std::string log = workload::summarise_samples(samples);
+  EXPECT_NE(section(log, "Slice 0/10:").find("\tQuintiles: 3.600000e+01, 3.600000e+01, 3.700000e+01,"), std::string::npos) << log;
+  EXPECT_NE(section(log, "Distribution of all values:").find("\t5% 2.000000e+00, median 2.000000e+01, 95% 3.700000e+01"),
+            std::string::npos)
+      << log;
+}
+
+// 19 samples of 1 and 19 of 3: mean 2, sd 1, so mean + sd falls on the 3s.
+// A point equal to a run of ties takes the middle of the run:
+// (38 + 18) * 50 / 38 = 73.68%. The mean itself interpolates between 1 and
+// 3: (2 + 3*18 - 19*1) * 100 / 38 / 2 = 48.68%. (mean - sd, computed on
+// line, lands a hair below the 1s and reads 0%.)
+TEST(IpcBenchStats, APointOnTiedSamplesTakesTheMiddleOfTheirRun) {
+  std::vector<double> samples(2, 1.0);  // the dropped 5%
+  for (int i = 0; i < 19; i++) samples.push_back(1.0);
+  for (int i = 0; i < 19; i++) samples.push_back(3.0);
+  const std::string whole = section(workload::summarise_samples(samples), "Distribution of all values:");
+  EXPECT_NE(whole.find("\tMean 2.000000e+00, sample sd 1.000000e+00,"), std::string::npos) << whole;
+  EXPECT_NE(whole.find("-1 -> 0.000000%, 0 -> 48.684211%, 1 -> 73.684211%"), std::string::npos) << whole;
+}

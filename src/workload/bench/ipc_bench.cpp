@@ -29,6 +29,8 @@
 namespace workload {
 namespace {
 
+constexpr int64_t kMaxTimedRoundTrips = 10000000;
+
 struct TestData {
   bool unix_socket = true;  // unix_lat; else pipe_lat
   int64_t size = 1024, count = 100;
@@ -192,6 +194,10 @@ std::unique_ptr<BenchRun> make_ipc_bench_latency(const std::string& name, const 
                                    {"-t", "-t", false}},
                                   args);
   auto get = [&v](const char* k, int64_t def) { return v.count(k) ? v.at(k) : def; };
+  // -t keeps every round trip's time until the end, as test.c's iter_cycles[].
+  if (v.count("-t") && get("-c", 100) > kMaxTimedRoundTrips)
+    throw std::invalid_argument(name + ": -t keeps every round trip: -c at most " +
+                                std::to_string(kMaxTimedRoundTrips));
   return std::make_unique<LatencyRun>(name == "unix_lat", get("-s", 1024), get("-c", 100),
                                       static_cast<int>(get("-a", 0)), static_cast<int>(get("-b", 0)),
                                       v.count("-t") != 0);

@@ -7,6 +7,7 @@
 #include <cassert>
 #include <cmath>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 
 namespace workload {
@@ -103,9 +104,10 @@ void print_summary_stats(std::string& out, const SummaryStats& ss) {
   const int n = ss.nr_items;
   appendf(out, "\tMean %e, sample sd %e, sample skew %e, sample kurtosis %e\n", ss.mean, ss.sample_sd, ss.sample_skew,
           ss.sample_kurtosis);
-  appendf(out, "\tQuintiles: %e, %e, %e, %e, %e, %e\n", d[0], d[n / 5], d[n * 2 / 5], d[n * 3 / 5], d[n * 4 / 5],
-          d[n - 1]);
-  appendf(out, "\t5%% %e, median %e, 95%% %e\n", d[n / 20], d[n / 2], d[n * 19 / 20]);
+  // stats.c multiplies in int; 64 bits here keep a long run's indices in range.
+  auto at = [d, n](int64_t num, int64_t den) { return d[static_cast<int64_t>(n) * num / den]; };
+  appendf(out, "\tQuintiles: %e, %e, %e, %e, %e, %e\n", d[0], at(1, 5), at(2, 5), at(3, 5), at(4, 5), d[n - 1]);
+  appendf(out, "\t5%% %e, median %e, 95%% %e\n", at(1, 20), at(1, 2), at(19, 20));
   double sd_percentiles[7];
   for (int i = 0; i < 7; i++) sd_percentiles[i] = point_to_percentile(ss, ss.mean + ss.sample_sd * (i - 3));
   appendf(out,
