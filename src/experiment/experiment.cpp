@@ -48,6 +48,9 @@ const StatMetric STAT_METRICS[] = {
     // (mpstat's 100% - idle%, times the CPUs and the window).
     {"busy_cpu", "ms", [](const obs::Summary& s) { return static_cast<double>(s.busy_ns_total) / 1e6; }},
     {"migrations", "migrations", [](const obs::Summary& s) { return static_cast<double>(s.migrations); }},
+    // Tasks running or queued for a CPU, time-averaged: vmstat's "r"
+    // (LKP's vmstat.procs.r), over the window.
+    {"runnable_avg", "tasks", [](const obs::Summary& s) { return s.runnable_avg; }},
     // Working-set lines switched-in tasks refilled from beyond their CPU's
     // last-level cache: the model's share of perf's cache-misses. Fitted on
     // migrations with `slopes`, the lines one more move brings.
@@ -755,6 +758,7 @@ nlohmann::json summary_json(const obs::Summary& s) {
   j["busy_ns_total"] = s.busy_ns_total;
   j["spin_ns_total"] = s.spin_ns_total;
   j["wasted_ns"] = s.wasted_ns;
+  j["runnable_avg"] = {{"tasks", s.runnable_avg}, {"queued", s.waiting_avg}, {"waiting_task_ns", s.waiting_task_ns}};
   j["ipis_sent"] = s.ipis_sent;
   j["idle_wakes_without_ipi"] = s.idle_wakes_without_ipi;
   j["wakeups_waited_for_switch"] = s.wakeups_waited_for_switch;

@@ -364,6 +364,8 @@ int64_t Kernel::idle_exit_latency(int c) const {
 }
 
 // ---- work-conservation monitor ----
+// Called before every change to the idle and waiting counts, so both
+// integrals are exact: the CPU time wasted, and the tasks waiting.
 void Kernel::update_wasted() {
   const int64_t t = now_ns();
   // Idle CPUs already being woken for a queued task do not count: the task
@@ -371,6 +373,7 @@ void Kernel::update_wasted() {
   const int idle = nr_idle_ - nr_kicked_idle_;
   const int waiting = nr_waiting_ - nr_kicked_idle_;
   if (idle > 0 && waiting > 0) wasted_ns_ += (t - wasted_since_) * std::min(idle, waiting);
+  waiting_task_ns_ += (t - wasted_since_) * nr_waiting_;
   wasted_since_ = t;
 }
 

@@ -275,6 +275,12 @@ class Kernel final : public SchedCore {
     return cpus_[static_cast<size_t>(cpu)].acct;
   }
   [[nodiscard]] int64_t wasted_ns() const { return wasted_ns_; }
+  // Tasks queued for a CPU (woken or preempted, not yet switched in),
+  // integrated over time up to now: with the CPUs' busy time, the time
+  // average of nr_running() that vmstat's "r" samples.
+  [[nodiscard]] int64_t waiting_task_ns() const {
+    return waiting_task_ns_ + (now_ns() - wasted_since_) * nr_waiting_;
+  }
   // Kernel work charged so far, by path (ns at a core's full rate; a CPU
   // whose SMT sibling executes takes longer to run it).
   [[nodiscard]] const std::array<int64_t, kCostPaths>& work_by_path() const { return work_by_path_; }
@@ -446,6 +452,7 @@ class Kernel final : public SchedCore {
   int nr_waiting_ = 0;
   int64_t wasted_since_ = 0;
   int64_t wasted_ns_ = 0;
+  int64_t waiting_task_ns_ = 0;
   std::array<int64_t, kCostPaths> work_by_path_{};
   hw::Machine::RefillLines refill_lines_;
   int nr_kicked_idle_ = 0;  // idle CPUs with a wakeup IPI in flight

@@ -105,6 +105,7 @@ void StatsCollector::reset(kernel::Kernel& k) {
     spin_at_reset_.push_back(a.spin_ns);
   }
   wasted_at_reset_ = k.wasted_ns();
+  waiting_at_reset_ = k.waiting_task_ns();
   work_at_reset_.assign(k.work_by_path().begin(), k.work_by_path().end());
   refill_within_at_reset_ = k.refill_lines().within_llc;
   refill_beyond_at_reset_ = k.refill_lines().beyond_llc;
@@ -133,6 +134,12 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     s.spin_ns_total += a.spin_ns - (snap ? spin_at_reset_[i] : 0);
   }
   s.wasted_ns = k.wasted_ns() - wasted_at_reset_;
+  s.waiting_task_ns = k.waiting_task_ns() - waiting_at_reset_;
+  if (s.elapsed_ns > 0) {
+    const auto el = static_cast<double>(s.elapsed_ns);
+    s.waiting_avg = static_cast<double>(s.waiting_task_ns) / el;
+    s.runnable_avg = static_cast<double>(s.busy_ns_total) / el + s.waiting_avg;
+  }
   s.refill_lines_within_llc = k.refill_lines().within_llc - refill_within_at_reset_;
   s.refill_lines_beyond_llc = k.refill_lines().beyond_llc - refill_beyond_at_reset_;
   s.moved_lines_within_llc = k.machine().lines_moved().within_llc - moved_within_at_reset_;
@@ -245,6 +252,10 @@ std::string format_summary(const Summary& s) {
                 s.elapsed_ns > 0 ? 100.0 * static_cast<double>(s.idle_ns_total) /
                                        (static_cast<double>(s.elapsed_ns) * ncpu)
                                  : 0.0);
+  o << buf;
+  std::snprintf(buf, sizeof buf, "  runnable tasks        avg %.1f  (%.2f a CPU; running %.1f, queued %.1f: vmstat's r)\n",
+                s.runnable_avg, ncpu > 0 ? s.runnable_avg / ncpu : 0.0, s.runnable_avg - s.waiting_avg,
+                s.waiting_avg);
   o << buf;
   o << "  idle per cpu (ms)    ";
   for (size_t i = 0; i < s.idle_ns_per_cpu.size(); ++i) {

@@ -66,6 +66,12 @@ struct Summary {
   int64_t busy_ns_total = 0;
   int64_t spin_ns_total = 0;
   int64_t wasted_ns = 0;
+  // Tasks on a runqueue, time-averaged over the window: those running (the
+  // CPUs' busy time) and those queued for a CPU (woken or preempted, not yet
+  // switched in). /proc/stat's procs_running is nr_running() summed over the
+  // CPUs; vmstat prints it as "r" and LKP averages it as vmstat.procs.r.
+  int64_t waiting_task_ns = 0;
+  double runnable_avg = 0, waiting_avg = 0;
   // Kernel work charged in the window, by path (kernel::CostPath, in its
   // order): ns at a core's full rate. On SMT the busy time exceeds the sum
   // where a CPU's sibling executed at the same time (smt_throughput_permille).
@@ -112,7 +118,7 @@ class StatsCollector final : public Observer {
   long double queued_total_ns_ = 0;
   int64_t runs_ = 0;
   std::vector<int64_t> idle_at_reset_, busy_at_reset_, spin_at_reset_, work_at_reset_;
-  int64_t wasted_at_reset_ = 0;
+  int64_t wasted_at_reset_ = 0, waiting_at_reset_ = 0;
   int64_t refill_within_at_reset_ = 0, refill_beyond_at_reset_ = 0;
   int64_t moved_within_at_reset_ = 0, moved_beyond_at_reset_ = 0;
   int64_t bp_wakeups_ = 0, bp_idle_ = 0, bp_after_ns_ = 0, bp_after_n_ = 0;

@@ -127,7 +127,7 @@ TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
             std::string::npos);
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n     Total time: \d+\.\d{3} \[sec\]\n)")));
   for (const char* s : {"context switches", "migrations", "wakeups", "run delay", "balance newidle",
-                        "idle per cpu", "wasted CPU time", "load_view_inversions"})
+                        "idle per cpu", "runnable tasks", "wasted CPU time", "load_view_inversions"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
   EXPECT_EQ(r.out.find("load_view_inversions_if_fresh"), std::string::npos);  // group scheduling only
   // Kernel work by path: a multi-CPU run pays for switches, placements and IPIs.

@@ -122,6 +122,50 @@ TEST(StatsCollector, DelayTotalsAreTheDelaysSummed) {
   EXPECT_DOUBLE_EQ(summary.run_delay_total_ms, static_cast<double>(sums.wakeup_ns / 1e6L));
 }
 
+// vmstat's "r": every task is on the runqueue from its start to its exit,
+// so the time average of the tasks running or queued is the tasks' finish
+// times summed over the run's length. Three hogs on one CPU keep it busy,
+// so one runs and the rest wait; a task that mostly sleeps is rarely there.
+TEST(StatsCollector, RunnableTasksAreTheHogsFinishTimesSummedOverTheRun) {
+  TinySim s("1s1c1t", "linux-4.0");
+  obs::StatsCollector stats(s.k.domains().level_names());
+  s.k.add_observer(&stats);
+  std::vector<int64_t> finished(3, -1);
+  for (int i = 0; i < 3; ++i)
+    s.k.spawn("hog", [&finished, i](kernel::Proc& p) -> kernel::Co<void> {
+      co_await hog(p, 30000000, 1000000);
+      finished[static_cast<size_t>(i)] = p.now();
+    }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  const auto summary = stats.summarize(s.k);
+  const auto elapsed = static_cast<double>(summary.elapsed_ns);
+  double task_ns = 0;
+  for (auto t : finished) {
+    ASSERT_GT(t, 0);
+    task_ns += static_cast<double>(t);
+  }
+  // Each exit's own path runs after its finish time: 3 x exit_base of 90 ms.
+  EXPECT_NEAR(summary.runnable_avg, task_ns / elapsed, 0.005 * summary.runnable_avg);
+  EXPECT_GT(summary.runnable_avg, 2.5);
+  EXPECT_NEAR(summary.runnable_avg - summary.waiting_avg, 1.0, 0.005);
+
+  TinySim quiet("1s1c1t", "linux-4.0");
+  obs::StatsCollector napper_stats(quiet.k.domains().level_names());
+  quiet.k.add_observer(&napper_stats);
+  quiet.k.spawn("napper", [](kernel::Proc& p) -> kernel::Co<void> {
+    for (int i = 0; i < 20; ++i) {
+      co_await p.user(100000);
+      co_await p.nanosleep(2000000);
+    }
+  }, 0);
+  ASSERT_EQ(quiet.run().outcome, kernel::RunResult::Outcome::Completed);
+  const auto napper = napper_stats.summarize(quiet.k);
+  EXPECT_LT(napper.runnable_avg, 0.06);
+  EXPECT_GT(napper.runnable_avg, 0.04);
+  // Alone, it waits only for its idle CPU to wake: a few us a wakeup.
+  EXPECT_LT(napper.waiting_avg, 0.01);
+}
+
 namespace {
 int64_t work_of(const obs::Summary& s, const std::string& path) {
   for (const auto& [p, ns] : s.work_by_path)
