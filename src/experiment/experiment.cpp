@@ -84,19 +84,56 @@ const StatMetric STAT_METRICS[] = {
        return 100.0 * static_cast<double>(smt->second) / static_cast<double>(s.wakeups);
      }},
 };
+
+// Off-CPU times by where the tasks left the CPU (obs::OffCpuTimes), named
+// "<metric>:<wchan>" (e.g. "off_cpu_delay_avg:unix_stream_recvmsg", or
+// ":preempted"): LKP's perf-sched.sch_delay.avg.ms, wait_time.avg.ms and
+// wait_and_delay.count for one call chain. 0 for a wchan no task left from.
+struct OffCpuMetric {
+  const char* prefix;
+  const char* unit;
+  double (*value)(const obs::OffCpuTimes&);
+};
+double per_episode_ms(int64_t ns, int64_t count) {
+  return count > 0 ? static_cast<double>(ns) / static_cast<double>(count) / 1e6 : 0.0;
+}
+const OffCpuMetric OFF_CPU_METRICS[] = {
+    {"off_cpu_count:", "episodes", [](const obs::OffCpuTimes& o) { return static_cast<double>(o.count); }},
+    {"off_cpu_wait_avg:", "ms", [](const obs::OffCpuTimes& o) { return per_episode_ms(o.wait_ns, o.count); }},
+    {"off_cpu_delay_avg:", "ms", [](const obs::OffCpuTimes& o) { return per_episode_ms(o.delay_ns, o.count); }},
+};
+const OffCpuMetric* off_cpu_metric(const std::string& name) {
+  for (const auto& m : OFF_CPU_METRICS) {
+    const std::string prefix = m.prefix;
+    if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0) return &m;
+  }
+  return nullptr;
+}
 }  // namespace
 
 std::vector<std::string> stat_metric_names() {
   std::vector<std::string> v;
   for (const auto& m : STAT_METRICS) v.emplace_back(m.name);
+  for (const auto& m : OFF_CPU_METRICS) v.emplace_back(std::string(m.prefix) + "<wchan>");
   return v;
+}
+
+bool is_stat_metric(const std::string& name) {
+  for (const auto& m : STAT_METRICS)
+    if (name == m.name) return true;
+  return off_cpu_metric(name) != nullptr;
 }
 
 std::vector<workload::Metric> stat_metrics_of(const obs::Summary& s, const std::vector<std::string>& names) {
   std::vector<workload::Metric> out;
-  for (const auto& n : names)
+  for (const auto& n : names) {
     for (const auto& m : STAT_METRICS)
       if (n == m.name) out.push_back({m.name, m.unit, false, m.value(s)});
+    if (const auto* m = off_cpu_metric(n)) {
+      const auto it = s.off_cpu.find(n.substr(std::string(m->prefix).size()));
+      out.push_back({n, m->unit, false, m->value(it == s.off_cpu.end() ? obs::OffCpuTimes{} : it->second)});
+    }
+  }
   return out;
 }
 
@@ -154,10 +191,10 @@ Experiment load_experiment(const std::string& path) {
   if (t.contains("stat_metrics")) {
     const auto* sm = t["stat_metrics"].as_array();
     if (!sm) throw std::invalid_argument(path + ": stat_metrics must be a list of names");
-    const auto known = stat_metric_names();
     for (auto& n : *sm) {
       const auto name = n.value<std::string>();
-      if (!name || std::find(known.begin(), known.end(), *name) == known.end()) {
+      if (!name || !is_stat_metric(*name)) {
+        const auto known = stat_metric_names();
         std::string list;
         for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
         throw std::invalid_argument(path + ": unknown stat_metrics entry '" + name.value_or("") +
@@ -408,6 +445,7 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
           for (const auto& [lvl, cnt] : x.wakeups_by_level) avg.wakeups_by_level.emplace(lvl, 0);
           for (const auto& [kind, b] : x.balance) avg.balance.emplace(kind, obs::BalanceCounters{});
           for (const auto& [where, cnt] : x.sleeps) avg.sleeps.emplace(where, 0);
+          for (const auto& [where, o] : x.off_cpu) avg.off_cpu.emplace(where, obs::OffCpuTimes{});
         }
         const double n = static_cast<double>(sums.size());
         auto avg_i = [&](auto getter) {
@@ -433,6 +471,21 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
             auto it = x.sleeps.find(where);
             return it == x.sleeps.end() ? int64_t{0} : it->second;
           });
+        // Counts and sums averaged, so that sum / count stays the episodes'
+        // pooled mean; the maxima are the repeats' largest.
+        for (auto& [where, o] : avg.off_cpu) {
+          auto get = [&](const obs::Summary& x) {
+            auto it = x.off_cpu.find(where);
+            return it == x.off_cpu.end() ? obs::OffCpuTimes{} : it->second;
+          };
+          o.count = avg_i([&](const obs::Summary& x) { return get(x).count; });
+          o.wait_ns = avg_i([&](const obs::Summary& x) { return get(x).wait_ns; });
+          o.delay_ns = avg_i([&](const obs::Summary& x) { return get(x).delay_ns; });
+          for (const auto& x : sums) {
+            o.wait_max_ns = std::max(o.wait_max_ns, get(x).wait_max_ns);
+            o.delay_max_ns = std::max(o.delay_max_ns, get(x).delay_max_ns);
+          }
+        }
         avg.migrations = avg_i([](const obs::Summary& x) { return x.migrations; });
         for (auto by_level : {&obs::Summary::migrations_by_level, &obs::Summary::wakeups_by_level})
           for (auto& [lvl, cnt] : avg.*by_level)
@@ -541,7 +594,10 @@ std::string format_table(const ExperimentResult& r) {
   o << "experiment " << r.exp.name << "  machine " << r.exp.machine;
   if (!r.exp.kernel.empty()) o << "  kernel " << r.exp.kernel;
   o << "  repeats " << r.exp.repeats << "  seed " << r.exp.seed << "\n\n";
-  std::snprintf(buf, sizeof buf, "%-34s %-18s %-13s %24s %17s  %s\n", "workload", "variant", "metric",
+  // The metric column fits the longest name ("off_cpu_delay_avg:<wchan>").
+  int metric_width = 13;
+  for (const auto& c : r.cells) metric_width = std::max(metric_width, static_cast<int>(c.metric.size()));
+  std::snprintf(buf, sizeof buf, "%-34s %-18s %-*s %24s %17s  %s\n", "workload", "variant", metric_width, "metric",
                 "mean +- stddev", "change (95% CI)", "beyond noise");
   o << buf;
   std::string last_workload;
@@ -557,7 +613,7 @@ std::string format_table(const ExperimentResult& r) {
       std::snprintf(chg, sizeof chg, "%+.1f%% +- %.1f", c.change_pct, c.change_ci95_pct);
     const std::string wl = c.workload == last_workload ? "" : c.workload;
     last_workload = c.workload;
-    std::snprintf(buf, sizeof buf, "%-34s %-18s %-13s %24s %17s  %s\n", wl.c_str(), c.variant.c_str(),
+    std::snprintf(buf, sizeof buf, "%-34s %-18s %-*s %24s %17s  %s\n", wl.c_str(), c.variant.c_str(), metric_width,
                   c.metric.c_str(), val, chg, c.is_baseline ? "" : (c.beyond_noise ? "yes" : "no"));
     o << buf;
   }
@@ -660,6 +716,26 @@ std::string format_table(const ExperimentResult& r) {
       o << "\n";
     }
   }
+  // Where the tasks waited off a CPU, as LKP's perf-sched lines give it for
+  // a real box: which side of a channel sleeps, for how long, and how long
+  // a woken or preempted task then waits for a CPU.
+  bool any_off_cpu = false;
+  for (const auto& st : r.stats) any_off_cpu |= !std::get<2>(st).off_cpu.empty();
+  if (any_off_cpu) {
+    o << "\nOff CPU by where tasks left it (episodes; wait = asleep until woken, delay = woken or preempted\n"
+         "until run, ms per episode, as perf sched timehist; mean over repeats):\n";
+    std::snprintf(buf, sizeof buf, "%-34s %-18s %-24s %10s %10s %10s\n", "workload", "variant", "where", "episodes",
+                  "wait", "delay");
+    o << buf;
+    for (const auto& [wl, var, s] : r.stats)
+      for (const auto& [where, w] : s.off_cpu) {
+        const double n = static_cast<double>(std::max<int64_t>(w.count, 1));
+        std::snprintf(buf, sizeof buf, "%-34s %-18s %-24s %10lld %10.3f %10.3f\n", wl.c_str(), var.c_str(),
+                      where.c_str(), static_cast<long long>(w.count), static_cast<double>(w.wait_ns) / n / 1e6,
+                      static_cast<double>(w.delay_ns) / n / 1e6);
+        o << buf;
+      }
+  }
   // Batching or ping-pong: how much sleeper credit wakees were placed with,
   // and how far the running task was ahead of them when compared; a lead
   // above the wakeup granularity preempts (CFS counters, whole run).
@@ -728,6 +804,16 @@ nlohmann::json summary_json(const obs::Summary& s) {
   j["context_switches"] = s.context_switches;
   j["involuntary_switches"] = s.involuntary_switches;
   j["sleeps"] = s.sleeps;
+  nlohmann::json off = nlohmann::json::object();
+  for (const auto& [where, o] : s.off_cpu) {
+    const double n = static_cast<double>(std::max<int64_t>(o.count, 1));
+    off[where] = {{"count", o.count},
+                  {"wait_avg_ms", static_cast<double>(o.wait_ns) / n / 1e6},
+                  {"wait_max_ms", static_cast<double>(o.wait_max_ns) / 1e6},
+                  {"delay_avg_ms", static_cast<double>(o.delay_ns) / n / 1e6},
+                  {"delay_max_ms", static_cast<double>(o.delay_max_ns) / 1e6}};
+  }
+  j["off_cpu"] = off;
   nlohmann::json idle_states = nlohmann::json::object();
   for (const auto& [name, n] : s.idle_state_entries) idle_states[name] = n;
   j["idle_state_entries"] = idle_states;

@@ -55,7 +55,9 @@ void check_variants(const Experiment& x, const std::string& path);
 // The kernel statistics an experiment may list in `stat_metrics`, and their
 // values for one run: the counters that explain a result, so that a change
 // in them can be tested against noise like the benchmark's own figure.
+// The off-CPU ones are families: "off_cpu_delay_avg:<wchan>" names one.
 std::vector<std::string> stat_metric_names();
+bool is_stat_metric(const std::string& name);
 std::vector<workload::Metric> stat_metrics_of(const obs::Summary& s, const std::vector<std::string>& names);
 
 struct CellResult {  // one workload x variant x metric

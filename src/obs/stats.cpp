@@ -16,9 +16,16 @@ void count_switch(const kernel::Task* prev, PrevState st, const kernel::Task* ne
   if (st == PrevState::Sleeping) ++sleeps[prev->wchan ? prev->wchan : "schedule"];
 }
 
-void StatsCollector::on_switch(int64_t, int, const kernel::Task* prev, PrevState st,
+void StatsCollector::on_switch(int64_t t, int, const kernel::Task* prev, PrevState st,
                                const kernel::Task* next) {
   count_switch(prev, st, next, s_.context_switches, s_.involuntary_switches, s_.sleeps);
+  if (!prev || prev == next) return;
+  switch (st) {
+    case PrevState::Sleeping: switched_out_[prev] = {prev->wchan ? prev->wchan : "schedule", t}; break;
+    case PrevState::Preempted: switched_out_[prev] = {kPreemptedKey, t}; break;
+    case PrevState::Runnable: switched_out_[prev] = {"runnable", t}; break;
+    case PrevState::Dead: switched_out_.erase(prev); break;
+  }
 }
 
 // A level's slot: the sched-domain level, or one past the last for "other"
@@ -51,10 +58,25 @@ void StatsCollector::on_migrate(int64_t, int, const kernel::Task*, int, int, int
   ++s_.migrations_by_level[level_name(level_index(level))];
 }
 
-void StatsCollector::on_run_delay(int64_t, int, const kernel::Task*, int64_t queued_ns, int64_t wakeup_ns) {
+// The switch-in ends the task's off-CPU episode. Its switch-out is known
+// only if it happened since reset(), as perf sched timehist knows only the
+// switch-outs it recorded.
+void StatsCollector::on_run_delay(int64_t t, int, const kernel::Task* p, int64_t queued_ns, int64_t wakeup_ns) {
   queued_total_ns_ += queued_ns;
   ++runs_;
   if (wakeup_ns >= 0) delays_.push_back(wakeup_ns);
+  const auto out = switched_out_.find(p);
+  if (out == switched_out_.end()) return;
+  const int64_t woken_at = wakeup_ns >= 0 ? t - wakeup_ns : out->second.at_ns;
+  const int64_t wait = std::max<int64_t>(0, woken_at - out->second.at_ns);
+  const int64_t delay = t - std::max(woken_at, out->second.at_ns);
+  auto& o = s_.off_cpu[out->second.where];
+  ++o.count;
+  o.wait_ns += wait;
+  o.wait_max_ns = std::max(o.wait_max_ns, wait);
+  o.delay_ns += delay;
+  o.delay_max_ns = std::max(o.delay_max_ns, delay);
+  switched_out_.erase(out);
 }
 
 void StatsCollector::on_balance(int64_t, int, int, int idle_type, bool success, int moved,
@@ -89,6 +111,7 @@ void StatsCollector::on_wait_for_switch(int64_t, int, int64_t spun_ns) {
 void StatsCollector::reset(kernel::Kernel& k) {
   k.flush_accounting();
   s_ = Summary{};
+  switched_out_.clear();
   delays_.clear();
   idle_entries_.clear();
   remote_wakeups_by_level_.clear();
@@ -206,6 +229,19 @@ std::string format_summary(const Summary& s) {
     o << "  sleeps in            ";
     for (const auto& [where, n] : s.sleeps) o << " " << where << " " << n;
     o << "\n";
+  }
+  if (!s.off_cpu.empty()) {
+    o << "  off CPU by wchan (ms)  episodes, then wait (asleep until woken) and delay (woken or preempted until run),"
+         " as perf sched timehist\n";
+    for (const auto& [where, w] : s.off_cpu) {
+      const double n = static_cast<double>(std::max<int64_t>(w.count, 1));
+      std::snprintf(buf, sizeof buf,
+                    "    %-24s %10lld  wait avg %8.3f max %9.3f  delay avg %8.3f max %9.3f\n", where.c_str(),
+                    static_cast<long long>(w.count), static_cast<double>(w.wait_ns) / n / 1e6,
+                    static_cast<double>(w.wait_max_ns) / 1e6, static_cast<double>(w.delay_ns) / n / 1e6,
+                    static_cast<double>(w.delay_max_ns) / 1e6);
+      o << buf;
+    }
   }
   std::snprintf(buf, sizeof buf, "  migrations            %12lld", static_cast<long long>(s.migrations));
   o << buf;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "obs/observer.hpp"
@@ -19,6 +20,18 @@ struct BalanceCounters {
   int64_t attempts = 0, successes = 0, tasks_moved = 0, cost_ns = 0;
 };
 
+// The time tasks spent off a CPU, one episode per switch-out and the
+// switch-in that ends it, as perf sched timehist measures them and LKP's
+// perf-sched monitor sums them by the switch-out's call chain: `wait` from a
+// sleeping task's switch-out to its wakeup (sched_waking), `delay` from that
+// wakeup (or from a preempted task's switch-out) until it runs again
+// (timehist's "sch delay"). Sums in ns; a preempted episode has no wait.
+struct OffCpuTimes {
+  int64_t count = 0;
+  int64_t wait_ns = 0, wait_max_ns = 0;
+  int64_t delay_ns = 0, delay_max_ns = 0;
+};
+
 struct Summary {
   int64_t window_start_ns = 0;  // the timed window: [window_start_ns, +elapsed_ns]
   int64_t elapsed_ns = 0;
@@ -29,6 +42,9 @@ struct Summary {
   // Times a task went to sleep, by where it slept (its wchan): which side of
   // a channel waits tells a benchmark's regime.
   std::map<std::string, int64_t> sleeps;
+  // Off-CPU episodes that began and ended in the window, by where the task
+  // left the CPU: its wchan, or "preempted" (kPreemptedKey).
+  std::map<std::string, OffCpuTimes> off_cpu;
   int64_t migrations = 0;
   std::map<std::string, int64_t> migrations_by_level;  // "SMT", "MC", "NUMA", "wake", ...
   int64_t wakeups = 0, wakeups_local = 0, wakeups_remote = 0;
@@ -110,6 +126,12 @@ class StatsCollector final : public Observer {
  private:
   [[nodiscard]] size_t level_index(int level) const;
   [[nodiscard]] const std::string& level_name(size_t index) const;
+  // Where and when each task last left a CPU, until it runs again.
+  struct SwitchOut {
+    const char* where;
+    int64_t at_ns;
+  };
+  std::unordered_map<const kernel::Task*, SwitchOut> switched_out_;
   std::vector<std::string> level_names_;
   Summary s_;
   std::vector<int64_t> remote_wakeups_by_level_;  // by level index; the last slot for "other"
@@ -130,6 +152,9 @@ class StatsCollector final : public Observer {
 // sleep by the place prev slept (its wchan).
 void count_switch(const kernel::Task* prev, PrevState st, const kernel::Task* next, int64_t& switches,
                   int64_t& involuntary, std::map<std::string, int64_t>& sleeps);
+
+// The off_cpu key of a task switched out while still runnable.
+inline constexpr const char* kPreemptedKey = "preempted";
 
 // Human-readable block, and the same as JSON (docs/json.md).
 std::string format_summary(const Summary& s);

@@ -130,6 +130,13 @@ TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
                         "idle per cpu", "runnable tasks", "wasted CPU time", "load_view_inversions"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
   EXPECT_EQ(r.out.find("load_view_inversions_if_fresh"), std::string::npos);  // group scheduling only
+  // Off-CPU episodes by where the task left the CPU: receivers sleep in
+  // recvmsg, and some task is preempted.
+  for (const char* where : {"unix_stream_recvmsg", "preempted"})
+    EXPECT_TRUE(std::regex_search(
+        r.out, std::regex(std::string(R"(\n    )") + where +
+                          R"( +[1-9]\d*  wait avg +\d+\.\d{3} max +\d+\.\d{3}  delay avg +\d+\.\d{3} max +\d+\.\d{3}\n)")))
+        << where;
   // Kernel work by path: a multi-CPU run pays for switches, placements and IPIs.
   EXPECT_TRUE(std::regex_search(
       r.out, std::regex(R"(\n  kernel work \(ms\) +syscalls \d+\.\d{3} .*context_switch (?!0\.000 )\d+\.\d{3} .*placement (?!0\.000 )\d+\.\d{3} .*ipi (?!0\.000 )\d+\.\d{3} )")))

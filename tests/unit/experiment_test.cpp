@@ -325,6 +325,54 @@ TEST(Experiment, FitLineIsLeastSquaresWithTheSlopesConfidenceInterval) {
   EXPECT_LT(tight.ci95, 1e-5);
 }
 
+// The off-CPU families name a wchan after the colon: each repeat's value is
+// that run's episodes there (count, mean wait, mean delay in ms), 0 where no
+// task left the CPU; a family without a wchan fails at load.
+TEST(Experiment, OffCpuStatMetricsNameAWchan) {
+  const std::string path = "/tmp/schedlab_experiment_off_cpu_test.toml";
+  const std::string head = "name = \"t\"\nmachine = \"1s2c1t\"\nkernel = \"linux-4.0\"\nrepeats = 2\n";
+  const std::string pipe = "[[workloads]]\ncommand = \"perf bench sched pipe -l 200\"\n";
+  {
+    std::ofstream f(path);
+    f << head
+      << "stat_metrics = [\"off_cpu_count:pipe_read\", \"off_cpu_wait_avg:pipe_read\", "
+         "\"off_cpu_delay_avg:pipe_read\", \"off_cpu_count:no_such_wchan\"]\n"
+      << pipe;
+  }
+  const auto x = experiment::load_experiment(path);
+  const auto r = experiment::run_experiment(x, 1);
+  experiment::RunSpec spec;
+  spec.machine = "1s2c1t";
+  spec.kernel = "linux-4.0";
+  spec.bench = "pipe";
+  spec.bench_args = {"-l", "200"};
+  spec.seed = x.seed;
+  const auto one = experiment::run_once(spec);
+  const auto& reads = one.stats.off_cpu.at("pipe_read");
+  EXPECT_EQ(reads.count, one.stats.sleeps.at("pipe_read"));
+  ASSERT_GT(reads.count, 0);
+  const std::map<std::string, double> want = {
+      {"off_cpu_count:pipe_read", static_cast<double>(reads.count)},
+      {"off_cpu_wait_avg:pipe_read", static_cast<double>(reads.wait_ns) / static_cast<double>(reads.count) / 1e6},
+      {"off_cpu_delay_avg:pipe_read", static_cast<double>(reads.delay_ns) / static_cast<double>(reads.count) / 1e6},
+      {"off_cpu_count:no_such_wchan", 0.0}};
+  int found = 0;
+  for (const auto& c : r.cells) {
+    const auto it = want.find(c.metric);
+    if (it == want.end()) continue;
+    ++found;
+    ASSERT_EQ(c.values.size(), 2u);
+    EXPECT_DOUBLE_EQ(c.values[0], it->second) << c.metric;
+  }
+  EXPECT_EQ(found, 4);
+  EXPECT_NE(experiment::format_table(r).find("Off CPU by where tasks left it"), std::string::npos);
+  {
+    std::ofstream f(path);
+    f << head << "stat_metrics = [\"off_cpu_wait_avg:\"]\n" << pipe;
+  }
+  EXPECT_THROW(experiment::load_experiment(path), std::invalid_argument);
+}
+
 // slopes = [[y, x]] fits one stat_metrics column on another over the
 // repeats of each variant: busy_cpu on context_switches is the CPU an extra
 // switch brings with it. Both names must be listed in stat_metrics.

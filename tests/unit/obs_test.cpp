@@ -173,6 +173,55 @@ TEST(StatsCollector, RunnableTasksAreTheHogsFinishTimesSummedOverTheRun) {
   EXPECT_LT(alone.waiting_avg, 0.01);
 }
 
+// perf sched timehist's view of the napper alone on its CPU: each of its
+// 20 sleeps is one episode, asleep from its switch-out until its hrtimer's
+// interrupt wakes it (2 ms less the schedule() before the switch-out, plus
+// the timer's slack and the idle state's exit), then run at once. Its CPU
+// runs nothing else, so the run is its time on the CPU and its episodes
+// off it (it runs at once when spawned). Two hogs beside it and no wakeup
+// preemption: its wakeups now wait for a hog's slice to end, and the hogs'
+// own turns off the CPU are "preempted" episodes with no sleep in them.
+// Every woken run's delay is in the run-delay total too, so the sleeping
+// wchans' delays add up to it.
+TEST(StatsCollector, OffCpuEpisodesAreTheSleepsAndThePreemptions) {
+  TinySim alone("1s1c1t", "linux-4.0");
+  obs::StatsCollector stats(alone.k.domains().level_names());
+  alone.k.add_observer(&stats);
+  alone.k.spawn("napper", napper, 0);
+  ASSERT_EQ(alone.run().outcome, kernel::RunResult::Outcome::Completed);
+  const auto quiet = stats.summarize(alone.k);
+  ASSERT_EQ(quiet.off_cpu.size(), 1u);
+  const auto& nap = quiet.off_cpu.at("hrtimer_nanosleep");
+  EXPECT_EQ(nap.count, 20);
+  EXPECT_EQ(quiet.sleeps.at("hrtimer_nanosleep"), 20);
+  EXPECT_GT(nap.wait_ns, 20 * 1990000);
+  EXPECT_LT(nap.wait_max_ns, 2500000);
+  EXPECT_LT(nap.delay_max_ns, 20000);
+  EXPECT_NEAR(static_cast<double>(quiet.busy_ns_total + nap.wait_ns + nap.delay_ns),
+              static_cast<double>(quiet.elapsed_ns), 1e-3 * static_cast<double>(quiet.elapsed_ns));
+
+  TinySim shared("1s1c1t", "linux-4.0", 1, "NO_WAKEUP_PREEMPTION");
+  obs::StatsCollector shared_stats(shared.k.domains().level_names());
+  shared.k.add_observer(&shared_stats);
+  for (int i = 0; i < 2; ++i)
+    shared.k.spawn("hog", [](kernel::Proc& p) { return hog(p, 30000000, 1000000); }, 0);
+  shared.k.spawn("napper", napper, 0);
+  ASSERT_EQ(shared.run().outcome, kernel::RunResult::Outcome::Completed);
+  const auto busy = shared_stats.summarize(shared.k);
+  const auto& crowded = busy.off_cpu.at("hrtimer_nanosleep");
+  EXPECT_EQ(crowded.count, 20);
+  // Woken while a hog runs, it waits for the tick that ends the hog's slice.
+  EXPECT_GT(crowded.delay_ns, 20 * 100000);
+  const auto& preempted = busy.off_cpu.at(obs::kPreemptedKey);
+  EXPECT_EQ(preempted.count, busy.involuntary_switches);
+  EXPECT_EQ(preempted.wait_ns, 0);
+  EXPECT_GT(preempted.delay_ns, 0);
+  int64_t woken_delays = 0;
+  for (const auto& [where, o] : busy.off_cpu)
+    if (where != obs::kPreemptedKey) woken_delays += o.delay_ns;
+  EXPECT_NEAR(static_cast<double>(woken_delays) / 1e6, busy.run_delay_total_ms, 1e-6);
+}
+
 namespace {
 int64_t work_of(const obs::Summary& s, const std::string& path) {
   for (const auto& [p, ns] : s.work_by_path)
