@@ -85,6 +85,14 @@ const StatMetric STAT_METRICS[] = {
      }},
 };
 
+// A repeat's value under `key`, or the value type's zero where that repeat
+// has none (a level may see migrations in one repeat only).
+template <class Map>
+typename Map::mapped_type value_or_zero(const Map& m, const typename Map::key_type& key) {
+  const auto it = m.find(key);
+  return it == m.end() ? typename Map::mapped_type{} : it->second;
+}
+
 // Off-CPU times by where the tasks left the CPU (obs::OffCpuTimes), named
 // "<metric>:<wchan>" (e.g. "off_cpu_delay_avg:unix_stream_recvmsg", or
 // ":preempted"): LKP's perf-sched.sch_delay.avg.ms, wait_time.avg.ms and
@@ -467,17 +475,11 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
             return i < x.idle_state_entries.size() ? x.idle_state_entries[i].second : int64_t{0};
           });
         for (auto& [where, cnt] : avg.sleeps)
-          cnt = avg_i([&](const obs::Summary& x) {
-            auto it = x.sleeps.find(where);
-            return it == x.sleeps.end() ? int64_t{0} : it->second;
-          });
+          cnt = avg_i([&](const obs::Summary& x) { return value_or_zero(x.sleeps, where); });
         // Counts and sums averaged, so that sum / count stays the episodes'
         // pooled mean; the maxima are the repeats' largest.
         for (auto& [where, o] : avg.off_cpu) {
-          auto get = [&](const obs::Summary& x) {
-            auto it = x.off_cpu.find(where);
-            return it == x.off_cpu.end() ? obs::OffCpuTimes{} : it->second;
-          };
+          auto get = [&](const obs::Summary& x) { return value_or_zero(x.off_cpu, where); };
           o.count = avg_i([&](const obs::Summary& x) { return get(x).count; });
           o.wait_ns = avg_i([&](const obs::Summary& x) { return get(x).wait_ns; });
           o.delay_ns = avg_i([&](const obs::Summary& x) { return get(x).delay_ns; });
@@ -489,10 +491,7 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         avg.migrations = avg_i([](const obs::Summary& x) { return x.migrations; });
         for (auto by_level : {&obs::Summary::migrations_by_level, &obs::Summary::wakeups_by_level})
           for (auto& [lvl, cnt] : avg.*by_level)
-            cnt = avg_i([&](const obs::Summary& x) {
-              auto it = (x.*by_level).find(lvl);
-              return it == (x.*by_level).end() ? int64_t{0} : it->second;
-            });
+            cnt = avg_i([&](const obs::Summary& x) { return value_or_zero(x.*by_level, lvl); });
         avg.wakeups = avg_i([](const obs::Summary& x) { return x.wakeups; });
         avg.wakeups_local = avg_i([](const obs::Summary& x) { return x.wakeups_local; });
         avg.wakeups_remote = avg_i([](const obs::Summary& x) { return x.wakeups_remote; });
@@ -510,10 +509,7 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         avg.busy_placement_idle_after_us_avg =
             avg_d([](const obs::Summary& x) { return x.busy_placement_idle_after_us_avg; });
         for (auto& [kind, b] : avg.balance) {
-          auto get = [&](const obs::Summary& x) {
-            auto it = x.balance.find(kind);
-            return it == x.balance.end() ? obs::BalanceCounters{} : it->second;
-          };
+          auto get = [&](const obs::Summary& x) { return value_or_zero(x.balance, kind); };
           b.attempts = avg_i([&](const obs::Summary& x) { return get(x).attempts; });
           b.successes = avg_i([&](const obs::Summary& x) { return get(x).successes; });
           b.tasks_moved = avg_i([&](const obs::Summary& x) { return get(x).tasks_moved; });

@@ -29,6 +29,15 @@ kernel::Co<void> napper(kernel::Proc& p) {
     co_await p.nanosleep(2000000);
   }
 }
+// The napper alone on one CPU, counted from its start.
+obs::Summary napper_alone() {
+  TinySim s("1s1c1t", "linux-4.0");
+  obs::StatsCollector stats(s.k.domains().level_names());
+  s.k.add_observer(&stats);
+  s.k.spawn("napper", napper, 0);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  return stats.summarize(s.k);
+}
 // "time switches involuntary ..." -> the first two fields.
 std::pair<std::string, long> time_and_switches(const std::string& line) {
   std::istringstream f(line);
@@ -161,12 +170,7 @@ TEST(StatsCollector, RunnableTasksAreTheHogsFinishTimesSummedOverTheRun) {
     EXPECT_NEAR(summary.runnable_avg - summary.waiting_avg, c.running, 0.02 * c.running) << c.machine;
   }
 
-  TinySim quiet("1s1c1t", "linux-4.0");
-  obs::StatsCollector napper_stats(quiet.k.domains().level_names());
-  quiet.k.add_observer(&napper_stats);
-  quiet.k.spawn("napper", napper, 0);
-  ASSERT_EQ(quiet.run().outcome, kernel::RunResult::Outcome::Completed);
-  const auto alone = napper_stats.summarize(quiet.k);
+  const auto alone = napper_alone();
   EXPECT_LT(alone.runnable_avg, 0.06);
   EXPECT_GT(alone.runnable_avg, 0.04);
   // Alone, it waits only for its idle CPU to wake: a few us a wakeup.
@@ -184,12 +188,7 @@ TEST(StatsCollector, RunnableTasksAreTheHogsFinishTimesSummedOverTheRun) {
 // Every woken run's delay is in the run-delay total too, so the sleeping
 // wchans' delays add up to it.
 TEST(StatsCollector, OffCpuEpisodesAreTheSleepsAndThePreemptions) {
-  TinySim alone("1s1c1t", "linux-4.0");
-  obs::StatsCollector stats(alone.k.domains().level_names());
-  alone.k.add_observer(&stats);
-  alone.k.spawn("napper", napper, 0);
-  ASSERT_EQ(alone.run().outcome, kernel::RunResult::Outcome::Completed);
-  const auto quiet = stats.summarize(alone.k);
+  const auto quiet = napper_alone();
   ASSERT_EQ(quiet.off_cpu.size(), 1u);
   const auto& nap = quiet.off_cpu.at("hrtimer_nanosleep");
   EXPECT_EQ(nap.count, 20);
