@@ -19,12 +19,15 @@ void count_switch(const kernel::Task* prev, PrevState st, const kernel::Task* ne
 void StatsCollector::on_switch(int64_t t, int, const kernel::Task* prev, PrevState st,
                                const kernel::Task* next) {
   count_switch(prev, st, next, s_.context_switches, s_.involuntary_switches, s_.sleeps);
-  if (!prev || prev == next) return;
+  if (!prev || prev == next || prev->pid < 0) return;
+  const auto pid = static_cast<size_t>(prev->pid);
+  if (switched_out_.size() <= pid) switched_out_.resize(pid + 1);
+  auto& out = switched_out_[pid];
   switch (st) {
-    case PrevState::Sleeping: switched_out_[prev] = {prev->wchan ? prev->wchan : "schedule", t}; break;
-    case PrevState::Preempted: switched_out_[prev] = {kPreemptedKey, t}; break;
-    case PrevState::Runnable: switched_out_[prev] = {"runnable", t}; break;
-    case PrevState::Dead: switched_out_.erase(prev); break;
+    case PrevState::Sleeping: out = {prev->wchan ? prev->wchan : "schedule", t}; break;
+    case PrevState::Preempted: out = {kPreemptedKey, t}; break;
+    case PrevState::Runnable: out = {"runnable", t}; break;
+    case PrevState::Dead: out = {}; break;
   }
 }
 
@@ -65,18 +68,19 @@ void StatsCollector::on_run_delay(int64_t t, int, const kernel::Task* p, int64_t
   queued_total_ns_ += queued_ns;
   ++runs_;
   if (wakeup_ns >= 0) delays_.push_back(wakeup_ns);
-  const auto out = switched_out_.find(p);
-  if (out == switched_out_.end()) return;
-  const int64_t woken_at = wakeup_ns >= 0 ? t - wakeup_ns : out->second.at_ns;
-  const int64_t wait = std::max<int64_t>(0, woken_at - out->second.at_ns);
-  const int64_t delay = t - std::max(woken_at, out->second.at_ns);
-  auto& o = s_.off_cpu[out->second.where];
+  const auto pid = static_cast<size_t>(p->pid);
+  if (p->pid < 0 || pid >= switched_out_.size() || switched_out_[pid].at_ns < 0) return;
+  const SwitchOut out = switched_out_[pid];
+  switched_out_[pid] = {};
+  const int64_t woken_at = wakeup_ns >= 0 ? t - wakeup_ns : out.at_ns;
+  const int64_t wait = std::max<int64_t>(0, woken_at - out.at_ns);
+  const int64_t delay = t - std::max(woken_at, out.at_ns);
+  auto& o = off_cpu_by_ptr_[out.where];
   ++o.count;
   o.wait_ns += wait;
   o.wait_max_ns = std::max(o.wait_max_ns, wait);
   o.delay_ns += delay;
   o.delay_max_ns = std::max(o.delay_max_ns, delay);
-  switched_out_.erase(out);
 }
 
 void StatsCollector::on_balance(int64_t, int, int, int idle_type, bool success, int moved,
@@ -112,6 +116,7 @@ void StatsCollector::reset(kernel::Kernel& k) {
   k.flush_accounting();
   s_ = Summary{};
   switched_out_.clear();
+  off_cpu_by_ptr_.clear();
   delays_.clear();
   idle_entries_.clear();
   remote_wakeups_by_level_.clear();
@@ -185,6 +190,14 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
   const auto& states = k.machine().profile().idle_states;
   for (size_t i = 0; i < states.size(); ++i)
     s.idle_state_entries.emplace_back(states[i].name, i < idle_entries_.size() ? idle_entries_[i] : 0);
+  for (const auto& [where, o] : off_cpu_by_ptr_) {
+    auto& m = s.off_cpu[where];
+    m.count += o.count;
+    m.wait_ns += o.wait_ns;
+    m.delay_ns += o.delay_ns;
+    m.wait_max_ns = std::max(m.wait_max_ns, o.wait_max_ns);
+    m.delay_max_ns = std::max(m.delay_max_ns, o.delay_max_ns);
+  }
   s.sched_runs = runs_;
   if (runs_) s.sched_delay_avg_us = static_cast<double>(queued_total_ns_ / 1000.0L / runs_);
   s.sched_delay_total_ms = static_cast<double>(queued_total_ns_ / 1e6L);

@@ -126,12 +126,16 @@ class StatsCollector final : public Observer {
  private:
   [[nodiscard]] size_t level_index(int level) const;
   [[nodiscard]] const std::string& level_name(size_t index) const;
-  // Where and when each task last left a CPU, until it runs again.
+  // Where and when each task last left a CPU, until it runs again; by pid
+  // (pids are dense), at_ns < 0 when there is none.
   struct SwitchOut {
-    const char* where;
-    int64_t at_ns;
+    const char* where = nullptr;
+    int64_t at_ns = -1;
   };
-  std::unordered_map<const kernel::Task*, SwitchOut> switched_out_;
+  std::vector<SwitchOut> switched_out_;
+  // Episodes by the wchan's pointer (string literals), merged by name in
+  // summarize(): no string is built on the switch path.
+  std::unordered_map<const char*, OffCpuTimes> off_cpu_by_ptr_;
   std::vector<std::string> level_names_;
   Summary s_;
   std::vector<int64_t> remote_wakeups_by_level_;  // by level index; the last slot for "other"
