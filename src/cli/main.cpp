@@ -155,6 +155,9 @@ int cmd_bench(int argc, char** argv) {
   app.add_option("--kernel", spec.kernel, "kernel preset (default: the machine's)");
   app.add_option("--features", spec.features, "scheduler features, e.g. A,NO_B");
   app.add_option("--sysctl", spec.sysctls, "sysctl name=value (repeatable)");
+  app.add_option("--features-at", spec.features_at,
+                 "MS:A,NO_B: write features MS ms after the benchmark's start, as an echo to "
+                 "/sys/kernel/debug/sched_features (repeatable)");
   app.add_option("--seed", spec.seed, "master seed");
   app.add_option("--trace", spec.trace_path, "write an ftrace-text trace to FILE");
   int64_t interval_ms = 0;
@@ -298,7 +301,7 @@ void usage() {
                "  schedlab unix_lat|pipe_lat [-s SIZE] [-c COUNT] [-a CPU] [-b CPU] [-t] [options]   (ipc-bench)\n"
                "      options: --machine M --kernel K --features A,NO_B --sysctl k=v --seed N\n"
                "               --json --quiet --trace FILE --interval-ms MS --instances N\n"
-               "               --start-layout A/B --unpin-after-ms MS\n"
+               "               --start-layout A/B --unpin-after-ms MS --features-at MS:A,NO_B\n"
                "  schedlab run experiments/<name>.toml [--json] [--jobs N] [--repeats N] [--sysctl NAME=VALUE]\n"
                "                                      [--features A,NO_B] [--machine M] [--workload NAME]\n"
                "  schedlab machines\n"

@@ -24,12 +24,32 @@ void parse_command(const std::string& command, std::string& bench, std::vector<s
   args.assign(w.begin() + 4, w.end());
 }
 
+FeatureWrite parse_features_at(const std::string& spec) {
+  const auto colon = spec.find(':');
+  const std::string ms = spec.substr(0, colon);
+  const bool digits = !ms.empty() && ms.size() <= 7 && ms.find_first_not_of("0123456789") == std::string::npos;
+  if (colon == std::string::npos || !digits || colon + 1 == spec.size())
+    throw std::invalid_argument("--features-at wants MS:FEATURES (0 <= MS <= 9999999), e.g. 300:NO_WAKEUP_PREEMPTION: '" +
+                                spec + "'");
+  return {std::stoll(ms) * 1000000, spec.substr(colon + 1)};
+}
+
 RunOutcome run_once(const RunSpec& spec) {
   hw::Machine machine(hw::load_machine(spec.machine));
   const std::string kname = spec.kernel.empty() ? machine.profile().default_kernel : spec.kernel;
   kernel::KernelConfig cfg(kernel::load_preset(kname));
   cfg.apply_features(spec.features);
   for (const auto& s : spec.sysctls) cfg.apply_sysctl(s);
+  std::vector<FeatureWrite> writes;
+  std::string writes_described;
+  kernel::KernelConfig after = cfg;  // each write checked against those before it
+  for (const auto& w : spec.features_at) {
+    writes.push_back(parse_features_at(w));
+    after.apply_features(writes.back().features);
+    after.check_consistent();
+    writes_described += "features at +" + std::to_string(writes.back().after_start_ns / 1000000) +
+                        " ms from the start: " + writes.back().features + "\n";
+  }
   workload::Instances bench(spec.bench, spec.bench_args, spec.instances,
                             workload::StartLayout::parse(spec.start_layout, spec.unpin_after_ms));
 
@@ -50,6 +70,7 @@ RunOutcome run_once(const RunSpec& spec) {
   bench.start(k, [&] {
     stats.reset(k);
     if (interval) interval->start();
+    for (const auto& w : writes) k.set_features_at(k.now_ns() + w.after_start_ns, w.features);
   });
 
   RunOutcome out;
@@ -60,7 +81,7 @@ RunOutcome run_once(const RunSpec& spec) {
   out.machine_name = machine.profile().name;
   out.kernel_name = kname;
   out.command = bench.command();
-  out.config = cfg.describe();
+  out.config = cfg.describe() + writes_described;
   if (spec.check_invariants) out.invariant_errors = k.check_invariants();
   if (trace) trace->write(spec.trace_path);
   return out;

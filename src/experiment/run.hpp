@@ -19,6 +19,9 @@ struct RunSpec {
   std::string kernel;  // "" = the machine's default
   std::string features;
   std::vector<std::string> sysctls;
+  // "MS:A,NO_B": write these features MS milliseconds after the benchmark's
+  // start barrier (Kernel::set_features_at()), in the order given.
+  std::vector<std::string> features_at;
   uint64_t seed = 1;
   std::string bench = "messaging";
   std::vector<std::string> bench_args;
@@ -44,6 +47,13 @@ struct RunOutcome {
   std::string config;            // effective features and sysctls
   std::string invariant_errors;  // "" when all invariants hold
 };
+
+struct FeatureWrite {
+  int64_t after_start_ns = 0;
+  std::string features;
+};
+// "MS:A,NO_B" (RunSpec::features_at). Throws std::invalid_argument.
+FeatureWrite parse_features_at(const std::string& spec);
 
 // Builds everything, runs, and checks invariants. Throws std::invalid_argument
 // for bad input (machine, kernel, feature, sysctl, benchmark arguments).

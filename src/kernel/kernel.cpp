@@ -275,6 +275,17 @@ Task* Kernel::new_task(const std::string& comm, Program program, Task* parent, b
   return raw;
 }
 
+void Kernel::set_features_at(int64_t at_ns, const std::string& list) {
+  KernelConfig check = config_;
+  check.apply_features(list);
+  check.check_consistent();
+  if (at_ns < now_ns()) throw std::invalid_argument("features at a time already past: " + list);
+  events_.schedule(sim::Time(at_ns), sim::Phase::Control, [this, list] {
+    config_.apply_features(list);
+    policy_->features_changed();
+  });
+}
+
 Task* Kernel::spawn(const std::string& comm, Program program, int c) { return spawn_on(comm, std::move(program), c, false); }
 
 Task* Kernel::spawn_on(const std::string& comm, Program program, int c, bool kthread) {

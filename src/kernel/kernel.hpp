@@ -176,6 +176,11 @@ class Kernel final : public SchedCore {
   void set_time_listener(std::function<void(int64_t)> listener) {
     events_.set_advance_listener([l = std::move(listener)](sim::Time t) { l(t.ns()); });
   }
+  // Writes `list` ("A,NO_B") to the scheduler features at `at_ns`, as an
+  // `echo` to /sys/kernel/debug/sched_features during a run does: the new
+  // bits hold from that instant, and state the old ones kept (an idle core
+  // remembered, a wake list) stays as it was. Throws now on a bad list.
+  void set_features_at(int64_t at_ns, const std::string& list);
   // Create the first task of the workload on `cpu`.
   Task* spawn(const std::string& comm, Program program, int cpu);
   // A kernel thread bound to `cpu` (kthread_create_on_node() +

@@ -128,6 +128,10 @@ class SchedClass {
  public:
   virtual ~SchedClass() = default;
   [[nodiscard]] virtual std::string name() const = 0;
+  // The features were written mid-run (an echo to
+  // /sys/kernel/debug/sched_features: static keys flip at once). A policy
+  // that asks the config on every use has nothing to do.
+  virtual void features_changed() {}
 
   // Called when a task is created by fork, before it is enqueued
   // (task_fork_fair / sched_fork). The parent is current.

@@ -157,6 +157,24 @@ TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
   EXPECT_TRUE(std::regex_search(grouped.out, std::regex(R"(\n  load_view_inversions_if_no_blocked +\d+\n)")));
 }
 
+// A write to the features during the run: the header says when and what,
+// and the interval counters show its effect (no wakeup preemption checks
+// before it, some after: -I 1 over a run of a few milliseconds).
+TEST(Cli, FeaturesAtWritesTheFeaturesDuringTheRun) {
+  auto r = run("perf bench sched messaging -g 1 -l 40 --machine 1s2c1t -I 1 --features NO_WAKEUP_PREEMPTION "
+               "--features-at 2:WAKEUP_PREEMPTION");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("\nfeatures at +2 ms from the start: WAKEUP_PREEMPTION\n"), std::string::npos) << r.out;
+  for (const char* before : {"0.001000000", "0.002000000"})
+    EXPECT_TRUE(std::regex_search(
+        r.err, std::regex(std::string(R"(\n    )") + before + R"( (?:(?!wakeup_preempt_checks)[^\n])*\n)")))
+        << before << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(wakeup_preempt_checks=[1-9])"))) << r.err;
+  auto never = run("perf bench sched messaging -g 1 -l 40 --machine 1s2c1t -I 1 --features NO_WAKEUP_PREEMPTION");
+  EXPECT_EQ(never.code, 0) << never.err;
+  EXPECT_EQ(never.err.find("wakeup_preempt_checks"), std::string::npos);
+}
+
 // perf stat -I: counters per interval of simulated time, on stderr.
 TEST(Cli, IntervalOptionPrintsCountersPerInterval) {
   auto r = run("perf bench sched messaging -g 1 -l 40 --machine 1s2c1t --quiet -I 1");
@@ -252,6 +270,11 @@ TEST(Cli, BadInputGetsOneErrorLineAndNonZeroExit) {
       {"frobnicate", "unknown command"},
       {"perf bench sched pipe --instances 4 --machine 2s2c1t --start-layout 3/2", "starts 5 instances, not --instances 4"},
       {"perf bench sched pipe --instances 4 --machine 2s2c1t --start-layout 2/1/1", "names node 2, but the machine has 2"},
+      {"perf bench sched pipe --machine 1s2c1t --features-at 5", "--features-at wants MS:FEATURES"},
+      {"perf bench sched pipe --machine 1s2c1t --features-at x:NO_LAST_BUDDY", "--features-at wants MS:FEATURES"},
+      {"perf bench sched pipe --machine 1s2c1t --features-at 5:NO_SUCH", "unknown feature"},
+      {"perf bench sched pipe --machine 1s2c1t --features-at 5:WAKE_IDLE_CPU --features-at 6:SD_WAKE_IDLE",
+       "SD_WAKE_IDLE"},
   };
   for (const auto& [args, msg] : cases) {
     auto r = run(args);

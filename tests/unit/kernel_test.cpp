@@ -1686,3 +1686,53 @@ TEST(Kernel, WaitQueueWakesTheNewestSleeperFirstAndOneExclusive) {
   ASSERT_EQ(woken.size(), 4u);
   EXPECT_EQ(std::count(woken.begin(), woken.end(), "x2"), 0);
 }
+
+namespace {
+// A hog and a task that sleeps 2 ms, 20 times, on one CPU; the features
+// written `at_ns` into the run (-1: none). Returns the policy's counters.
+std::map<std::string, int64_t> napper_beside_a_hog(const std::string& features, int64_t at_ns,
+                                                   const std::string& written) {
+  TinySim s("1s1c1t", "linux-4.0", 1, features);
+  s.k.spawn("hog", [](Proc& p) { return hog(p, 100000000, 1000000); }, 0);
+  s.k.spawn("napper", [](Proc& p) -> Co<void> {
+    for (int i = 0; i < 20; ++i) {
+      co_await p.user(20000);
+      co_await p.nanosleep(2000000);
+    }
+  }, 0);
+  if (at_ns >= 0) s.k.set_features_at(at_ns, written);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  std::map<std::string, int64_t> st;
+  for (const auto& [k, v] : s.k.policy().stats()) st[k] = v;
+  return st;
+}
+}  // namespace
+
+// A write to the features mid-run (an echo to
+// /sys/kernel/debug/sched_features) holds from its instant. The napper's
+// wakeups preempt the hog while wakeup preemption is on: 20 checks with it
+// on throughout, none with it off; written off after its 10th wakeup (about
+// 20 ms in: each round is its 2 ms sleep and 20 us run), the checks stop
+// there, and written back on they resume. A bad list, or a time already
+// past, is refused when the write is asked for, not when it falls due.
+TEST(Kernel, FeaturesWrittenMidRunHoldFromThatInstant) {
+  const auto on = napper_beside_a_hog("", -1, "");
+  const auto off = napper_beside_a_hog("NO_WAKEUP_PREEMPTION", -1, "");
+  EXPECT_EQ(on.at("wakeup_preempt_checks"), 20);
+  EXPECT_EQ(on.at("wakeup_preemptions"), 20);
+  EXPECT_EQ(off.at("wakeup_preempt_checks"), 0);
+  const auto written_off = napper_beside_a_hog("", 21000000, "NO_WAKEUP_PREEMPTION");
+  EXPECT_GE(written_off.at("wakeup_preempt_checks"), 9);
+  EXPECT_LE(written_off.at("wakeup_preempt_checks"), 11);
+  const auto written_on = napper_beside_a_hog("NO_WAKEUP_PREEMPTION", 21000000, "WAKEUP_PREEMPTION");
+  // Without preemption a wakeup waits for the hog's tick, so fewer rounds
+  // fit before the write (7 against 10); every wakeup after it preempts.
+  EXPECT_GE(written_on.at("wakeup_preempt_checks"), 11);
+  EXPECT_LT(written_on.at("wakeup_preempt_checks"), 20);
+  EXPECT_EQ(written_on.at("wakeup_preemptions"), written_on.at("wakeup_preempt_checks"));
+
+  TinySim s("1s1c1t", "linux-4.0");
+  EXPECT_THROW(s.k.set_features_at(1000, "NO_SUCH_FEATURE"), std::invalid_argument);
+  EXPECT_THROW(s.k.set_features_at(1000, "WAKE_IDLE_CPU,SD_WAKE_IDLE"), std::invalid_argument);
+  EXPECT_NO_THROW(s.k.set_features_at(1000, "NO_WAKEUP_PREEMPTION"));
+}

@@ -257,6 +257,7 @@ class Cfs final : public SchedClass {
  public:
   explicit Cfs(SchedCore& core);
   std::string name() const override { return "cfs"; }
+  void features_changed() override { read_features(); }
   void task_fork(Task* p) override;
   void init_task_runnable_average(Task* p) override;
   int select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags) override;
@@ -657,6 +658,11 @@ class Cfs final : public SchedClass {
     int64_t target = 0, prev = 0, recent = 0, core = 0, cpu = 0, smt = 0, busy = 0, scan_cut = 0;
   } sis_;
   int64_t last_balance_cost_ = 0;
+  void read_features() {
+#define CFS_FEATURE_READ(name) feats_.name = core_.config().feat(#name);
+    CFS_FEATURES(CFS_FEATURE_READ)
+#undef CFS_FEATURE_READ
+  }
 };
 
 Cfs::Cfs(SchedCore& core) : core_(core) {
@@ -677,9 +683,7 @@ Cfs::Cfs(SchedCore& core) : core_(core) {
   // recorded (__update_idle_core()); the scan cost starts at 0 (kzalloc).
   has_idle_cores_.assign(static_cast<size_t>(n), 1);
   avg_scan_cost_.assign(static_cast<size_t>(n), 0);
-#define CFS_FEATURE_READ(name) feats_.name = core.config().feat(#name);
-  CFS_FEATURES(CFS_FEATURE_READ)
-#undef CFS_FEATURE_READ
+  read_features();
   group_sched_ =
       core.config().sysctl("sched_autogroup_enabled") != 0 || core.config().sysctl("fair_group_sched") != 0;
   if (group_sched_ && version() < 400)
