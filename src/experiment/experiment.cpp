@@ -810,6 +810,14 @@ nlohmann::json summary_json(const obs::Summary& s) {
                   {"delay_max_ms", static_cast<double>(o.delay_max_ns) / 1e6}};
   }
   j["off_cpu"] = off;
+  nlohmann::json checks = nlohmann::json::array();
+  for (const auto& [pair, t] : s.wakeup_checks)
+    checks.push_back({{"queued", pair.first},
+                      {"running", pair.second},
+                      {"checks", t.checks},
+                      {"preemptions", t.preemptions},
+                      {"lead_avg_ms", static_cast<double>(t.lead_ns) / static_cast<double>(t.checks) / 1e6}});
+  j["wakeup_checks"] = checks;
   nlohmann::json idle_states = nlohmann::json::object();
   for (const auto& [name, n] : s.idle_state_entries) idle_states[name] = n;
   j["idle_state_entries"] = idle_states;

@@ -8,7 +8,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernel/features.hpp"
@@ -124,6 +126,17 @@ class SchedCore {
   [[nodiscard]] virtual const std::vector<Task*>& all_tasks() const = 0;
 };
 
+// check_preempt_wakeup()'s comparisons between one pair of roles: how many,
+// how many preempted, and the running entity's vruntime lead over the
+// queued one, summed (signed; divide by checks).
+struct WakeupCheckTally {
+  int64_t checks = 0, preemptions = 0, lead_ns = 0;
+};
+// Keyed by the queued task's wchan (the sleep it woke from; "(fork)" or
+// "(moved)" when it was queued by fork or a migration) and the running
+// task's (its last sleep's; "-" if it never slept).
+using WakeupChecksByWchan = std::map<std::pair<std::string, std::string>, WakeupCheckTally>;
+
 class SchedClass {
  public:
   virtual ~SchedClass() = default;
@@ -132,6 +145,10 @@ class SchedClass {
   // /sys/kernel/debug/sched_features: static keys flip at once). A policy
   // that asks the config on every use has nothing to do.
   virtual void features_changed() {}
+  // The wakeup preemption checks so far, by who met whom (empty for a
+  // policy without them). For a messaging run it says which side carries
+  // the lag that preempts.
+  [[nodiscard]] virtual WakeupChecksByWchan wakeup_checks_by_wchan() const { return {}; }
 
   // Called when a task is created by fork, before it is enqueued
   // (task_fork_fair / sched_fork). The parent is current.

@@ -135,6 +135,7 @@ void StatsCollector::reset(kernel::Kernel& k) {
   wasted_at_reset_ = k.wasted_ns();
   waiting_at_reset_ = k.waiting_task_ns();
   work_at_reset_.assign(k.work_by_path().begin(), k.work_by_path().end());
+  checks_at_reset_ = k.policy().wakeup_checks_by_wchan();
   refill_within_at_reset_ = k.refill_lines().within_llc;
   refill_beyond_at_reset_ = k.refill_lines().beyond_llc;
   moved_within_at_reset_ = k.machine().lines_moved().within_llc;
@@ -218,6 +219,14 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     s.run_delay_max_us = static_cast<double>(d.back()) / 1000.0;
   }
   s.policy = k.policy().stats();
+  for (auto [pair, t] : k.policy().wakeup_checks_by_wchan()) {
+    if (const auto before = checks_at_reset_.find(pair); before != checks_at_reset_.end()) {
+      t.checks -= before->second.checks;
+      t.preemptions -= before->second.preemptions;
+      t.lead_ns -= before->second.lead_ns;
+    }
+    if (t.checks > 0) s.wakeup_checks[pair] = t;
+  }
   return s;
 }
 
@@ -253,6 +262,17 @@ std::string format_summary(const Summary& s) {
                     static_cast<long long>(w.count), static_cast<double>(w.wait_ns) / n / 1e6,
                     static_cast<double>(w.wait_max_ns) / 1e6, static_cast<double>(w.delay_ns) / n / 1e6,
                     static_cast<double>(w.delay_max_ns) / 1e6);
+      o << buf;
+    }
+  }
+  if (!s.wakeup_checks.empty()) {
+    o << "  wakeup checks by wchan  queued task's <- running task's: checks, share preempted, the running"
+         " task's vruntime lead (ms)\n";
+    for (const auto& [pair, t] : s.wakeup_checks) {
+      const double n = static_cast<double>(t.checks);
+      std::snprintf(buf, sizeof buf, "    %-50s %10lld  preempted %5.1f%%  lead avg %7.3f\n",
+                    (pair.first + " <- " + pair.second).c_str(), static_cast<long long>(t.checks),
+                    100.0 * static_cast<double>(t.preemptions) / n, static_cast<double>(t.lead_ns) / n / 1e6);
       o << buf;
     }
   }

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernel/sched_class.hpp"
 #include "obs/observer.hpp"
 
 namespace kernel {
@@ -45,6 +46,9 @@ struct Summary {
   // Off-CPU episodes that began and ended in the window, by where the task
   // left the CPU: its wchan, or "preempted" (kPreemptedKey).
   std::map<std::string, OffCpuTimes> off_cpu;
+  // check_preempt_wakeup()'s comparisons in the window, by the queued task's
+  // wchan and the running task's (SchedClass::wakeup_checks_by_wchan()).
+  kernel::WakeupChecksByWchan wakeup_checks;
   int64_t migrations = 0;
   std::map<std::string, int64_t> migrations_by_level;  // "SMT", "MC", "NUMA", "wake", ...
   int64_t wakeups = 0, wakeups_local = 0, wakeups_remote = 0;
@@ -144,6 +148,7 @@ class StatsCollector final : public Observer {
   long double queued_total_ns_ = 0;
   int64_t runs_ = 0;
   std::vector<int64_t> idle_at_reset_, busy_at_reset_, spin_at_reset_, work_at_reset_;
+  kernel::WakeupChecksByWchan checks_at_reset_;
   int64_t wasted_at_reset_ = 0, waiting_at_reset_ = 0;
   int64_t refill_within_at_reset_ = 0, refill_beyond_at_reset_ = 0;
   int64_t moved_within_at_reset_ = 0, moved_beyond_at_reset_ = 0;

@@ -137,6 +137,10 @@ TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
         r.out, std::regex(std::string(R"(\n    )") + where +
                           R"( +[1-9]\d*  wait avg +\d+\.\d{3} max +\d+\.\d{3}  delay avg +\d+\.\d{3} max +\d+\.\d{3}\n)")))
         << where;
+  // Wakeup checks by who met whom: a woken receiver meets some running task.
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(\n    unix_stream_recvmsg <- [a-z_-]+ +[1-9]\d*  preempted +\d+\.\d%  lead avg +-?\d+\.\d{3}\n)")))
+      << r.out;
   // Kernel work by path: a multi-CPU run pays for switches, placements and IPIs.
   EXPECT_TRUE(std::regex_search(
       r.out, std::regex(R"(\n  kernel work \(ms\) +syscalls \d+\.\d{3} .*context_switch (?!0\.000 )\d+\.\d{3} .*placement (?!0\.000 )\d+\.\d{3} .*ipi (?!0\.000 )\d+\.\d{3} )")))
@@ -188,7 +192,8 @@ TEST(Cli, JsonOutputHasTheDocumentedKeys) {
   EXPECT_EQ(r.code, 0) << r.err;
   for (const char* k : {"\"benchmark\"", "\"args\"", "\"machine\"", "\"kernel\"", "\"seed\"", "\"metrics\"",
                         "\"ops_per_sec\"", "\"stats\"", "\"idle_ns_per_cpu\"", "\"work_ns_by_path\"", "\"context_switch\"",
-                        "\"refill_lines\"", "\"moved_lines\"", "\"within_llc\"", "\"beyond_llc\""})
+                        "\"refill_lines\"", "\"moved_lines\"", "\"within_llc\"", "\"beyond_llc\"",
+                        "\"wakeup_checks\""})
     EXPECT_NE(r.out.find(k), std::string::npos) << k;
 }
 

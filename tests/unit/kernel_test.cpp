@@ -1736,3 +1736,53 @@ TEST(Kernel, FeaturesWrittenMidRunHoldFromThatInstant) {
   EXPECT_THROW(s.k.set_features_at(1000, "WAKE_IDLE_CPU,SD_WAKE_IDLE"), std::invalid_argument);
   EXPECT_NO_THROW(s.k.set_features_at(1000, "NO_WAKEUP_PREEMPTION"));
 }
+
+namespace {
+kernel::WakeupChecksByWchan checks_after_one_wakeup() {
+  TinySim s("1s1c1t", "linux-4.0");
+  kernel::WaitQueue wq;
+  int round = 0;
+  s.k.spawn("sleeper", [&](Proc& p) { return sleeper_woken_in_rounds(p, &wq, &round, -1); }, 0);
+  s.k.spawn("waker", [&](Proc& p) { return waker_in_rounds(p, &wq, &round, 10, false); }, 0);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  return s.k.policy().wakeup_checks_by_wchan();
+}
+}  // namespace
+
+// The wakeup checks by who met whom. The sleeper, woken from "test_wait" by
+// a waker that never slept ("-"), preempts it with the capped credit (3 ms
+// on one CPU, as TheStatisticsSumTheSleeperCreditAndTheRunningTasksLead
+// finds). A forked child is checked against its parent as "(fork)": the
+// fork-time debit (a 3 ms slice) puts it 3 ms behind, so it waits; the
+// parent, woken from do_wait by the child's exit, preempts the child that
+// has run 1 ms of the 3 ms it was placed ahead.
+TEST(Cfs, WakeupChecksAreSplitByTheQueuedAndTheRunningTasksWchans) {
+  const auto by = checks_after_one_wakeup();
+  ASSERT_EQ(by.size(), 1u);
+  const auto& woken = by.at({"test_wait", "-"});
+  EXPECT_EQ(woken.checks, 1);
+  EXPECT_EQ(woken.preemptions, 1);
+  EXPECT_EQ(woken.lead_ns, 3000000);
+
+  TinySim s("1s1c1t", "linux-4.0");
+  s.k.spawn("parent", [](Proc& p) -> Co<void> {
+    kernel::Program child = [](Proc& c) { return hog(c, 1000000, 100000); };
+    co_await p.fork("child", child, false);
+    co_await p.wait_child();
+  }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  const auto forked = s.k.policy().wakeup_checks_by_wchan();
+  ASSERT_EQ(forked.size(), 2u);
+  const auto& child = forked.at({"(fork)", "-"});
+  EXPECT_EQ(child.checks, 1);
+  EXPECT_EQ(child.preemptions, 0);
+  EXPECT_NEAR(static_cast<double>(child.lead_ns), -3e6, 1e3);
+  const auto& parent = forked.at({"do_wait", "-"});
+  EXPECT_EQ(parent.checks, 1);
+  EXPECT_EQ(parent.preemptions, 1);
+  EXPECT_EQ(parent.lead_ns, 3000000);
+  std::map<std::string, int64_t> st;
+  for (const auto& [k, v] : s.k.policy().stats()) st[k] = v;
+  EXPECT_EQ(st.at("wakeup_preempt_checks"), 2);
+  EXPECT_EQ(st.at("wakeup_preemptions"), 1);
+}

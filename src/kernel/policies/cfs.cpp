@@ -258,6 +258,7 @@ class Cfs final : public SchedClass {
   explicit Cfs(SchedCore& core);
   std::string name() const override { return "cfs"; }
   void features_changed() override { read_features(); }
+  WakeupChecksByWchan wakeup_checks_by_wchan() const override;
   void task_fork(Task* p) override;
   void init_task_runnable_average(Task* p) override;
   int select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags) override;
@@ -658,6 +659,16 @@ class Cfs final : public SchedClass {
     int64_t target = 0, prev = 0, recent = 0, core = 0, cpu = 0, smt = 0, busy = 0, scan_cut = 0;
   } sis_;
   int64_t last_balance_cost_ = 0;
+  // wakeup_checks_by_wchan(), keyed by the labels' pointers (wchans are
+  // string literals): a handful of pairs, searched in order.
+  struct CheckPair {
+    const char* queued;
+    const char* running;
+    WakeupCheckTally tally;
+  };
+  std::vector<CheckPair> checks_by_wchan_;
+  const Task* last_woken_ = nullptr;  // the task the last enqueue woke
+  WakeupCheckTally& check_tally(const Task* queued, const Task* running, int wake_flags);
   void read_features() {
 #define CFS_FEATURE_READ(name) feats_.name = core_.config().feat(#name);
     CFS_FEATURES(CFS_FEATURE_READ)
@@ -1328,6 +1339,7 @@ void Cfs::migrate_task_rq(Task* p, int /*new_cpu*/) {
 }
 
 void Cfs::enqueue_task(int cpu, Task* p, int flags) {
+  last_woken_ = (flags & ENQUEUE_WAKEUP) ? p : nullptr;
   int eflags = flags;
   if (flags & ENQUEUE_WAKEUP) eflags |= ENQUEUE_WAKING;  // task_waking_fair() made vruntime relative
   enqueue_task_fair(cpu, p, eflags);
@@ -1423,17 +1435,44 @@ void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
   ++wakeup_preempt_checks_;
   wakeup_preempt_checks_queued_ += queued;
   if (scale) ++wakeup_preempt_checks_scaled_;
-  wakeup_preempt_lead_ns_ += static_cast<int64_t>(se->vruntime - pse->vruntime);
+  const int64_t lead = static_cast<int64_t>(se->vruntime - pse->vruntime);
+  wakeup_preempt_lead_ns_ += lead;
+  WakeupCheckTally& pair = check_tally(p, curr_task, wake_flags);
+  ++pair.checks;
+  pair.lead_ns += lead;
   if (wakeup_preempt_entity(se, pse) == 1) {
     if (!next_buddy_marked) set_buddy(pse, &CfsRq::next);
     core_.resched_curr(cpu);
     ++wakeup_preemptions_;
+    ++pair.preemptions;
     if (!se->on_rq) return;
     if (feats_.LAST_BUDDY && scale && se->task) {
       set_buddy(se, &CfsRq::last);
       ++last_buddies_set_;
     }
   }
+}
+
+WakeupCheckTally& Cfs::check_tally(const Task* queued, const Task* running, int wake_flags) {
+  const char* queued_as = queued == last_woken_ ? (queued->wchan ? queued->wchan : "-")
+                          : (wake_flags & WF_FORK) ? "(fork)"
+                                                   : "(moved)";
+  const char* running_as = running->wchan ? running->wchan : "-";
+  for (auto& c : checks_by_wchan_)
+    if (c.queued == queued_as && c.running == running_as) return c.tally;
+  checks_by_wchan_.push_back({queued_as, running_as, {}});
+  return checks_by_wchan_.back().tally;
+}
+
+WakeupChecksByWchan Cfs::wakeup_checks_by_wchan() const {
+  WakeupChecksByWchan out;
+  for (const auto& c : checks_by_wchan_) {
+    auto& t = out[{c.queued, c.running}];  // equal names from two literals merge here
+    t.checks += c.tally.checks;
+    t.preemptions += c.tally.preemptions;
+    t.lead_ns += c.tally.lead_ns;
+  }
+  return out;
 }
 
 Task* Cfs::pick_next_task(int cpu, Task* prev, bool may_balance) {
