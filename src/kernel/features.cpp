@@ -60,6 +60,13 @@ const std::vector<FeatureInfo>& feature_catalog() {
        "what-if from v4.15 (update_cfs_group() at every enqueue, dequeue and tick): with group scheduling, "
        "a group entity's contribution is recomputed at every update; off = 4.0, only when a 1024 us "
        "period has ended (update_entity_load_avg() returns early)"},
+      {"WAKE_RENORM_V47", "cfs",
+       "what-if from v4.7 (2f950354e6d5 \"sched/fair: Fix fairness issue on migration\", 59efa0bac9cf "
+       "\"sched/core: Kill sched_class::task_waking to clean up the migration logic\"): a wakee that stays on its "
+       "CPU keeps its absolute vruntime; one that migrates is made relative in migrate_task_rq_fair() and "
+       "absolute again after update_curr() on its new queue, so that queue's pending runtime is not credited "
+       "to it; off = 4.0's task_waking_fair(), every wakee made relative at selection and absolute before "
+       "update_curr()"},
       {"SYNC_WAKEUPS", "linux24", "2.4 sync wakeups skip reschedule_idle() (no IPI, no preemption)"},
       {"SCHEDULE_TAIL_PUSH", "linux24",
        "__schedule_tail() offers a preempted task to another CPU via reschedule_idle()"},

@@ -279,6 +279,10 @@ void Kernel::set_features_at(int64_t at_ns, const std::string& list) {
   KernelConfig check = config_;
   check.apply_features(list);
   check.check_consistent();
+  // A waking task's vruntime is relative or absolute by this bit between
+  // its placement and its enqueue: it cannot flip under a wakeup in flight.
+  if (check.feat("WAKE_RENORM_V47") != config_.feat("WAKE_RENORM_V47"))
+    throw std::invalid_argument("WAKE_RENORM_V47 cannot be written during a run: " + list);
   if (at_ns < now_ns()) throw std::invalid_argument("features at a time already past: " + list);
   events_.schedule(sim::Time(at_ns), sim::Phase::Control, [this, list] {
     config_.apply_features(list);

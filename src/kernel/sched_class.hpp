@@ -27,7 +27,8 @@ namespace kernel {
 enum WakeFlag : int { WF_SYNC = 0x01, WF_FORK = 0x02, WF_MIGRATED = 0x04 };
 
 // Flags passed to enqueue/dequeue (ENQUEUE_WAKEUP etc.)
-enum EnqueueFlag : int { ENQUEUE_WAKEUP = 1, ENQUEUE_WAKING = 4, DEQUEUE_SLEEP = 1 };
+// ENQUEUE_MIGRATED: 4.7+'s flag for a wakee that changed CPU (WAKE_RENORM_V47).
+enum EnqueueFlag : int { ENQUEUE_WAKEUP = 1, ENQUEUE_WAKING = 4, ENQUEUE_MIGRATED = 0x20, DEQUEUE_SLEEP = 1 };
 
 enum class CpuIdleType { NotIdle, Idle, NewlyIdle };
 

@@ -73,6 +73,9 @@ struct SchedEntity {
   // carried across a wake-up migration; 0 on a queue or never queued.
   int64_t decay_count = 0;
   bool on_rq = false;
+  // WAKE_RENORM_V47: migrate_task_rq_fair() made a waking task's vruntime
+  // relative; its enqueue makes it absolute (ENQUEUE_MIGRATED).
+  bool migrated_waking = false;
   int depth = 0;
   SchedEntity* parent = nullptr;  // the group entity above; null at the root
   CfsRq* cfs_rq = nullptr;        // the queue it is (to be) queued on

@@ -1734,6 +1734,7 @@ TEST(Kernel, FeaturesWrittenMidRunHoldFromThatInstant) {
   TinySim s("1s1c1t", "linux-4.0");
   EXPECT_THROW(s.k.set_features_at(1000, "NO_SUCH_FEATURE"), std::invalid_argument);
   EXPECT_THROW(s.k.set_features_at(1000, "WAKE_IDLE_CPU,SD_WAKE_IDLE"), std::invalid_argument);
+  EXPECT_THROW(s.k.set_features_at(1000, "WAKE_RENORM_V47"), std::invalid_argument);
   EXPECT_NO_THROW(s.k.set_features_at(1000, "NO_WAKEUP_PREEMPTION"));
 }
 
@@ -1785,4 +1786,51 @@ TEST(Cfs, WakeupChecksAreSplitByTheQueuedAndTheRunningTasksWchans) {
   for (const auto& [k, v] : s.k.policy().stats()) st[k] = v;
   EXPECT_EQ(st.at("wakeup_preempt_checks"), 2);
   EXPECT_EQ(st.at("wakeup_preemptions"), 1);
+}
+
+namespace {
+// A sleeper on CPU 0, moved to CPU 1 while it sleeps and woken there by a
+// waker on CPU 0 just after 4.3 ms (its nanosleep, plus the timer's slack
+// and the idle exit), while a hog runs on CPU 1 and holds its
+// min_vruntime. Without the fork-time debit the sleeper leaves CPU 0 with
+// no lag. Returns the running hog's lead over it at the one check, in us.
+int64_t lead_over_a_migrated_wakee(const std::string& features) {
+  TinySim s("1s2c1t", "linux-4.0", 1, features);
+  kernel::WaitQueue wq;
+  bool woken = false;
+  kernel::Task* sleeper = s.k.spawn("sleeper", [&](Proc& p) -> Co<void> {
+    co_await p.wait_event(wq, [&] { return woken; }, "test_wait");
+    co_await p.user(1000);
+  }, 0);
+  s.k.spawn("hog", [](Proc& p) { return hog(p, 20000000, 1000000); }, 1);
+  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
+    co_await p.nanosleep(4300000);
+    hw::CpuMask one;
+    one.set(1);
+    p.kernel().set_cpus_allowed_ptr(sleeper, one);
+    woken = true;
+    co_await p.wake_up(wq, 1, 0);
+  }, 0);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  const auto checks = s.k.policy().wakeup_checks_by_wchan();
+  EXPECT_EQ(checks.size(), 1u);
+  const auto& t = checks.at({"test_wait", "-"});
+  EXPECT_EQ(t.checks, 1);
+  EXPECT_EQ(t.preemptions, 0);
+  return t.lead_ns / 1000;
+}
+}  // namespace
+
+// 4.0 makes a migrating wakee's vruntime absolute against its new queue's
+// min_vruntime before update_curr() charges the running hog what it ran
+// since CPU 1's last tick (4 ms), so the wakee lands that far behind the
+// hog: the ~360 us since the tick. From v4.7 (2f950354e6d5) it is made
+// absolute after, "at the current moment": level with the hog.
+TEST(Cfs, FromV47AMigratedWakeeIsNotCreditedItsNewQueuesPendingRuntime) {
+  const int64_t v40 = lead_over_a_migrated_wakee("NO_START_DEBIT");
+  const int64_t v47 = lead_over_a_migrated_wakee("NO_START_DEBIT,WAKE_RENORM_V47");
+  EXPECT_GE(v40, 300);
+  EXPECT_LE(v40, 450);
+  EXPECT_GE(v47, 0);
+  EXPECT_LE(v47, 5);
 }

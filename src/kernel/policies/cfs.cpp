@@ -648,6 +648,7 @@ class Cfs final : public SchedClass {
   X(WAKE_AFFINE_V54) \
   X(WAKE_IDLE_CPU) \
   X(WAKE_IDLE_CPU_LITERAL) \
+  X(WAKE_RENORM_V47) \
   X(WAKE_WIDE) \
   X(WAKE_WIDE_V2)
   struct FeatureBits {
@@ -1130,10 +1131,22 @@ void Cfs::account_entity_dequeue(CfsRq& cfs, SchedEntity* se) {
 }
 
 void Cfs::enqueue_entity(CfsRq& cfs, SchedEntity* se, int flags) {
-  // enqueue_entity(): a relative vruntime (migrating/waking) is made
-  // absolute against the new runqueue.
-  if (!(flags & ENQUEUE_WAKEUP) || (flags & ENQUEUE_WAKING)) se->vruntime += cfs.min_vruntime;
-  update_curr(cfs);
+  if (feats_.WAKE_RENORM_V47) {
+    // v4.7 enqueue_entity(): the current entity is made absolute before
+    // update_curr(), any other after it, "such that we're placed at the
+    // current moment in time, instead of some random moment in the past".
+    const bool renorm = !(flags & ENQUEUE_WAKEUP) || (flags & ENQUEUE_MIGRATED);
+    const bool curr = cfs.curr == se;
+    if (renorm && curr) se->vruntime += cfs.min_vruntime;
+    update_curr(cfs);
+    if (renorm && !curr) se->vruntime += cfs.min_vruntime;
+  } else {
+    // 4.0 enqueue_entity(): a relative vruntime (migrating/waking) is made
+    // absolute against the new runqueue before update_curr() moves its
+    // min_vruntime on.
+    if (!(flags & ENQUEUE_WAKEUP) || (flags & ENQUEUE_WAKING)) se->vruntime += cfs.min_vruntime;
+    update_curr(cfs);
+  }
   enqueue_entity_load_avg(cfs, se, flags & ENQUEUE_WAKEUP);
   account_entity_enqueue(cfs, se);
   update_cfs_shares(cfs);
@@ -1336,12 +1349,24 @@ void Cfs::migrate_task_rq(Task* p, int /*new_cpu*/) {
   }
   // "We have migrated, no longer consider this task hot"
   se->exec_start = 0;
+  // v4.7 migrate_task_rq_fair(): a waking task (TASK_WAKING) leaves with a
+  // vruntime relative to its old queue's min_vruntime, read without
+  // updating that queue.
+  if (feats_.WAKE_RENORM_V47 && p->waking) {
+    se->vruntime -= se->cfs_rq->min_vruntime;
+    se->migrated_waking = true;
+  }
 }
 
 void Cfs::enqueue_task(int cpu, Task* p, int flags) {
   last_woken_ = (flags & ENQUEUE_WAKEUP) ? p : nullptr;
   int eflags = flags;
-  if (flags & ENQUEUE_WAKEUP) eflags |= ENQUEUE_WAKING;  // task_waking_fair() made vruntime relative
+  if (feats_.WAKE_RENORM_V47) {
+    if ((flags & ENQUEUE_WAKEUP) && p->se.migrated_waking) eflags |= ENQUEUE_MIGRATED;
+    p->se.migrated_waking = false;
+  } else if (flags & ENQUEUE_WAKEUP) {
+    eflags |= ENQUEUE_WAKING;  // task_waking_fair() made vruntime relative
+  }
   enqueue_task_fair(cpu, p, eflags);
   if (flags & ENQUEUE_WAKEUP) {
     // ttwu_do_wakeup(): sample the idle period for avg_idle.
@@ -1858,7 +1883,8 @@ int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_f
   const int cpu = core_.this_cpu();
   if (sd_flag & SD_BALANCE_WAKE) {
     // task_waking_fair(): vruntime relative to the old queue; record_wakee().
-    p->se.vruntime -= p->se.cfs_rq->min_vruntime;
+    // From v4.7 only a migrating wakee is made relative (migrate_task_rq()).
+    if (!feats_.WAKE_RENORM_V47) p->se.vruntime -= p->se.cfs_rq->min_vruntime;
     if (version() >= 312) record_wakee(p);
   }
   if (p->cpus_allowed.weight() == 1) return p->cpus_allowed.first();
