@@ -454,6 +454,7 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
           for (const auto& [kind, b] : x.balance) avg.balance.emplace(kind, obs::BalanceCounters{});
           for (const auto& [where, cnt] : x.sleeps) avg.sleeps.emplace(where, 0);
           for (const auto& [where, o] : x.off_cpu) avg.off_cpu.emplace(where, obs::OffCpuTimes{});
+          for (const auto& [pair, t] : x.wakeup_checks) avg.wakeup_checks.emplace(pair, kernel::WakeupCheckTally{});
         }
         const double n = static_cast<double>(sums.size());
         auto avg_i = [&](auto getter) {
@@ -487,6 +488,15 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
             o.wait_max_ns = std::max(o.wait_max_ns, get(x).wait_max_ns);
             o.delay_max_ns = std::max(o.delay_max_ns, get(x).delay_max_ns);
           }
+        }
+        // The same for the wakeup checks: lead_ns / checks stays the pooled
+        // mean. A pair whose mean count rounds to nothing is left out.
+        for (auto it = avg.wakeup_checks.begin(); it != avg.wakeup_checks.end();) {
+          auto get = [&](const obs::Summary& x) { return value_or_zero(x.wakeup_checks, it->first); };
+          it->second.checks = avg_i([&](const obs::Summary& x) { return get(x).checks; });
+          it->second.preemptions = avg_i([&](const obs::Summary& x) { return get(x).preemptions; });
+          it->second.lead_ns = avg_i([&](const obs::Summary& x) { return get(x).lead_ns; });
+          it = it->second.checks > 0 ? std::next(it) : avg.wakeup_checks.erase(it);
         }
         avg.migrations = avg_i([](const obs::Summary& x) { return x.migrations; });
         for (auto by_level : {&obs::Summary::migrations_by_level, &obs::Summary::wakeups_by_level})

@@ -1,5 +1,6 @@
 #include "experiment/run.hpp"
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -40,16 +41,14 @@ RunOutcome run_once(const RunSpec& spec) {
   kernel::KernelConfig cfg(kernel::load_preset(kname));
   cfg.apply_features(spec.features);
   for (const auto& s : spec.sysctls) cfg.apply_sysctl(s);
+  // The writes in time order (equal times in the order given), each checked
+  // against the config the earlier ones make, before anything runs.
   std::vector<FeatureWrite> writes;
-  std::string writes_described;
-  kernel::KernelConfig after = cfg;  // each write checked against those before it
-  for (const auto& w : spec.features_at) {
-    writes.push_back(parse_features_at(w));
-    after.apply_features(writes.back().features);
-    after.check_consistent();
-    writes_described += "features at +" + std::to_string(writes.back().after_start_ns / 1000000) +
-                        " ms from the start: " + writes.back().features + "\n";
-  }
+  for (const auto& w : spec.features_at) writes.push_back(parse_features_at(w));
+  std::stable_sort(writes.begin(), writes.end(),
+                   [](const FeatureWrite& a, const FeatureWrite& b) { return a.after_start_ns < b.after_start_ns; });
+  kernel::KernelConfig after = cfg;
+  for (const auto& w : writes) after = after.after_write(w.features);
   workload::Instances bench(spec.bench, spec.bench_args, spec.instances,
                             workload::StartLayout::parse(spec.start_layout, spec.unpin_after_ms));
 
@@ -67,10 +66,12 @@ RunOutcome run_once(const RunSpec& spec) {
     k.add_observer(interval.get());
     k.set_time_listener([&interval](int64_t t) { interval->advance_to(t); });
   }
+  int64_t start_ns = -1;
   bench.start(k, [&] {
     stats.reset(k);
     if (interval) interval->start();
-    for (const auto& w : writes) k.set_features_at(k.now_ns() + w.after_start_ns, w.features);
+    start_ns = k.now_ns();
+    for (const auto& w : writes) k.set_features_at(start_ns + w.after_start_ns, w.features);
   });
 
   RunOutcome out;
@@ -81,7 +82,12 @@ RunOutcome run_once(const RunSpec& spec) {
   out.machine_name = machine.profile().name;
   out.kernel_name = kname;
   out.command = bench.command();
-  out.config = cfg.describe() + writes_described;
+  out.config = cfg.describe();
+  for (const auto& w : writes) {
+    const bool made = start_ns >= 0 && start_ns + w.after_start_ns < out.run.end_ns;
+    out.config += "features at +" + std::to_string(w.after_start_ns / 1000000) + " ms from the start: " + w.features +
+                  (made ? "" : " (not made: the run ended first)") + "\n";
+  }
   if (spec.check_invariants) out.invariant_errors = k.check_invariants();
   if (trace) trace->write(spec.trace_path);
   return out;

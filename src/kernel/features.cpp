@@ -65,8 +65,9 @@ const std::vector<FeatureInfo>& feature_catalog() {
        "\"sched/core: Kill sched_class::task_waking to clean up the migration logic\"): a wakee that stays on its "
        "CPU keeps its absolute vruntime; one that migrates is made relative in migrate_task_rq_fair() and "
        "absolute again after update_curr() on its new queue, so that queue's pending runtime is not credited "
-       "to it; off = 4.0's task_waking_fair(), every wakee made relative at selection and absolute before "
-       "update_curr()"},
+       "to it (likewise a task moved by balancing, and a new task's first enqueue: absolute after "
+       "update_curr()); off = 4.0's task_waking_fair(), every wakee made relative at selection, and every "
+       "relative vruntime made absolute before update_curr()"},
       {"SYNC_WAKEUPS", "linux24", "2.4 sync wakeups skip reschedule_idle() (no IPI, no preemption)"},
       {"SCHEDULE_TAIL_PUSH", "linux24",
        "__schedule_tail() offers a preempted task to another CPU via reschedule_idle()"},
@@ -302,6 +303,17 @@ void KernelConfig::check_consistent() const {
     throw std::invalid_argument("WAKE_IDLE_CPU and WAKE_IDLE_CPU_LITERAL are two readings of one patch: pick one");
   if (feat("SD_WAKE_IDLE") && (feat("WAKE_IDLE_CPU") || feat("WAKE_IDLE_CPU_LITERAL")))
     throw std::invalid_argument("SD_WAKE_IDLE is what the WAKE_IDLE_CPU patch was compared with: pick one");
+}
+
+KernelConfig KernelConfig::after_write(const std::string& list) const {
+  if (list.find_first_not_of(", ") == std::string::npos)
+    throw std::invalid_argument("a feature write names no feature: '" + list + "'");
+  KernelConfig next = *this;
+  next.apply_features(list);
+  next.check_consistent();
+  if (next.feat("WAKE_RENORM_V47") != feat("WAKE_RENORM_V47"))
+    throw std::invalid_argument("WAKE_RENORM_V47 cannot be written during a run: " + list);
+  return next;
 }
 
 bool KernelConfig::feat(std::string_view name) const {

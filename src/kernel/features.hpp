@@ -52,6 +52,11 @@ class KernelConfig {
   // Throws if features that exclude each other are both set (two readings
   // of one patch, or a patch and what it was compared with).
   void check_consistent() const;
+  // This config after `list` is written during a run: checked as a whole,
+  // and refusing the bits a task's state depends on between two events
+  // (WAKE_RENORM_V47: whether a wakee in flight carries a relative
+  // vruntime). Throws std::invalid_argument.
+  [[nodiscard]] KernelConfig after_write(const std::string& list) const;
   [[nodiscard]] bool feat(std::string_view name) const;
   [[nodiscard]] int64_t sysctl(std::string_view name) const;
   [[nodiscard]] const Preset& preset() const { return preset_; }

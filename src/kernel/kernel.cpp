@@ -196,6 +196,7 @@ Co<Task*> Proc::wait_child() {
 Kernel::Kernel(hw::Machine& machine, KernelConfig config, uint64_t seed)
     : machine_(machine),
       config_(std::move(config)),
+      written_config_(config_),
       seed_(seed),
       domains_(machine.topo(), config_.preset().version),
       jitter_rng_(seed, "cost-jitter"),
@@ -276,16 +277,15 @@ Task* Kernel::new_task(const std::string& comm, Program program, Task* parent, b
 }
 
 void Kernel::set_features_at(int64_t at_ns, const std::string& list) {
-  KernelConfig check = config_;
-  check.apply_features(list);
-  check.check_consistent();
-  // A waking task's vruntime is relative or absolute by this bit between
-  // its placement and its enqueue: it cannot flip under a wakeup in flight.
-  if (check.feat("WAKE_RENORM_V47") != config_.feat("WAKE_RENORM_V47"))
-    throw std::invalid_argument("WAKE_RENORM_V47 cannot be written during a run: " + list);
   if (at_ns < now_ns()) throw std::invalid_argument("features at a time already past: " + list);
+  if (at_ns < last_write_at_ns_)
+    throw std::invalid_argument("feature writes must be asked for in time order: " + list);
+  // Checked against the config all earlier writes will have made.
+  written_config_ = written_config_.after_write(list);
+  last_write_at_ns_ = at_ns;
   events_.schedule(sim::Time(at_ns), sim::Phase::Control, [this, list] {
     config_.apply_features(list);
+    config_.check_consistent();
     policy_->features_changed();
   });
 }

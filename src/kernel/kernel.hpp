@@ -429,6 +429,10 @@ class Kernel final : public SchedCore {
 
   hw::Machine& machine_;
   KernelConfig config_;
+  // set_features_at(): the config once every write asked for has been
+  // made, and the last write's time (writes are asked for in time order).
+  KernelConfig written_config_;
+  int64_t last_write_at_ns_ = -1;
   uint64_t seed_;
   SchedDomains domains_;
   sim::EventQueue events_;

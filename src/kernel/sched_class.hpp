@@ -132,6 +132,7 @@ class SchedCore {
 // queued one, summed (signed; divide by checks).
 struct WakeupCheckTally {
   int64_t checks = 0, preemptions = 0, lead_ns = 0;
+  bool operator==(const WakeupCheckTally&) const = default;
 };
 // Keyed by the queued task's wchan (the sleep it woke from; "(fork)" or
 // "(moved)" when it was queued by fork or a migration) and the running

@@ -174,6 +174,15 @@ TEST(Cli, FeaturesAtWritesTheFeaturesDuringTheRun) {
         r.err, std::regex(std::string(R"(\n    )") + before + R"( (?:(?!wakeup_preempt_checks)[^\n])*\n)")))
         << before << r.err;
   EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(wakeup_preempt_checks=[1-9])"))) << r.err;
+  // Listed in time order; a write the run never reached says so. A
+  // sequence valid in time order runs, whatever the order given.
+  auto late = run("perf bench sched messaging -g 1 -l 40 --machine 1s2c1t --features WAKE_IDLE_CPU "
+                  "--features-at 5000:WAKE_IDLE_CPU_LITERAL --features-at 1:NO_WAKE_IDLE_CPU");
+  EXPECT_EQ(late.code, 0) << late.err;
+  EXPECT_NE(late.out.find("\nfeatures at +1 ms from the start: NO_WAKE_IDLE_CPU\n"
+                          "features at +5000 ms from the start: WAKE_IDLE_CPU_LITERAL (not made: the run ended first)\n"),
+            std::string::npos)
+      << late.out;
   auto never = run("perf bench sched messaging -g 1 -l 40 --machine 1s2c1t -I 1 --features NO_WAKEUP_PREEMPTION");
   EXPECT_EQ(never.code, 0) << never.err;
   EXPECT_EQ(never.err.find("wakeup_preempt_checks"), std::string::npos);
@@ -280,6 +289,11 @@ TEST(Cli, BadInputGetsOneErrorLineAndNonZeroExit) {
       {"perf bench sched pipe --machine 1s2c1t --features-at 5:NO_SUCH", "unknown feature"},
       {"perf bench sched pipe --machine 1s2c1t --features-at 5:WAKE_IDLE_CPU --features-at 6:SD_WAKE_IDLE",
        "SD_WAKE_IDLE"},
+      // Checked in time order, not in the order given.
+      {"perf bench sched pipe --machine 1s2c1t --features-at 2:WAKE_IDLE_CPU --features-at 1:NO_WAKE_IDLE_CPU,SD_WAKE_IDLE",
+       "SD_WAKE_IDLE"},
+      {"perf bench sched pipe --machine 1s2c1t --features-at 5:,", "names no feature"},
+      {"perf bench sched pipe --machine 1s2c1t --features-at 5:WAKE_RENORM_V47", "cannot be written during a run"},
   };
   for (const auto& [args, msg] : cases) {
     auto r = run(args);

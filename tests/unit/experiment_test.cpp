@@ -954,3 +954,43 @@ TEST(Experiment, KworkerNoiseWakesEachCpuEveryPeriodAndEndsWithTheBenchmark) {
   spec.kernel = "linux-2.4.19";
   EXPECT_THROW(experiment::run_once(spec), std::invalid_argument);
 }
+
+// The wakeup checks by who met whom, averaged over the repeats as the other
+// statistics are: each pair's count, preemptions and lead summed over the
+// repeats and divided by their number, so lead / checks stays the pooled
+// mean.
+TEST(Experiment, WakeupChecksAreAveragedOverTheRepeats) {
+  const std::string path = "/tmp/schedlab_experiment_wakeup_checks_test.toml";
+  {
+    std::ofstream f(path);
+    f << "name = \"t\"\nmachine = \"1s2c1t\"\nkernel = \"linux-4.0\"\nrepeats = 2\n"
+      << "[[workloads]]\ncommand = \"perf bench sched messaging -g 1 -l 20\"\n";
+  }
+  const auto x = experiment::load_experiment(path);
+  const auto r = experiment::run_experiment(x, 1);
+  ASSERT_EQ(r.stats.size(), 1u);
+  const auto& avg = std::get<2>(r.stats[0]).wakeup_checks;
+  std::vector<kernel::WakeupChecksByWchan> runs;
+  for (uint64_t seed : {x.seed, x.seed + 7919}) {
+    experiment::RunSpec spec;
+    spec.machine = "1s2c1t";
+    spec.kernel = "linux-4.0";
+    spec.bench = "messaging";
+    spec.bench_args = {"-g", "1", "-l", "20"};
+    spec.seed = seed;
+    runs.push_back(experiment::run_once(spec).stats.wakeup_checks);
+  }
+  ASSERT_NE(runs[0], runs[1]);  // two seeds, two different runs
+  ASSERT_FALSE(avg.empty());
+  for (const auto& [pair, t] : avg) {
+    const auto sum = [&](auto field) {
+      int64_t s = 0;
+      for (const auto& run : runs)
+        if (const auto it = run.find(pair); it != run.end()) s += it->second.*field;
+      return std::llround(static_cast<double>(s) / 2.0);
+    };
+    EXPECT_EQ(t.checks, sum(&kernel::WakeupCheckTally::checks)) << pair.first << " <- " << pair.second;
+    EXPECT_EQ(t.preemptions, sum(&kernel::WakeupCheckTally::preemptions));
+    EXPECT_EQ(t.lead_ns, sum(&kernel::WakeupCheckTally::lead_ns));
+  }
+}

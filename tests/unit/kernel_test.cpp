@@ -1713,8 +1713,9 @@ std::map<std::string, int64_t> napper_beside_a_hog(const std::string& features, 
 // wakeups preempt the hog while wakeup preemption is on: 20 checks with it
 // on throughout, none with it off; written off after its 10th wakeup (about
 // 20 ms in: each round is its 2 ms sleep and 20 us run), the checks stop
-// there, and written back on they resume. A bad list, or a time already
-// past, is refused when the write is asked for, not when it falls due.
+// there, and written back on they resume. A bad list, a time already past,
+// a write out of time order or one that clashes with an earlier write is
+// refused when the write is asked for, not when it falls due.
 TEST(Kernel, FeaturesWrittenMidRunHoldFromThatInstant) {
   const auto on = napper_beside_a_hog("", -1, "");
   const auto off = napper_beside_a_hog("NO_WAKEUP_PREEMPTION", -1, "");
@@ -1735,7 +1736,14 @@ TEST(Kernel, FeaturesWrittenMidRunHoldFromThatInstant) {
   EXPECT_THROW(s.k.set_features_at(1000, "NO_SUCH_FEATURE"), std::invalid_argument);
   EXPECT_THROW(s.k.set_features_at(1000, "WAKE_IDLE_CPU,SD_WAKE_IDLE"), std::invalid_argument);
   EXPECT_THROW(s.k.set_features_at(1000, "WAKE_RENORM_V47"), std::invalid_argument);
+  EXPECT_THROW(s.k.set_features_at(1000, ", "), std::invalid_argument);
   EXPECT_NO_THROW(s.k.set_features_at(1000, "NO_WAKEUP_PREEMPTION"));
+  // Each write is checked against the config the earlier ones will have
+  // made, and they are asked for in time order.
+  EXPECT_NO_THROW(s.k.set_features_at(2000, "WAKE_IDLE_CPU"));
+  EXPECT_THROW(s.k.set_features_at(3000, "SD_WAKE_IDLE"), std::invalid_argument);
+  EXPECT_NO_THROW(s.k.set_features_at(3000, "NO_WAKE_IDLE_CPU,SD_WAKE_IDLE"));
+  EXPECT_THROW(s.k.set_features_at(2500, "NO_LAST_BUDDY"), std::invalid_argument);
 }
 
 namespace {

@@ -1175,6 +1175,7 @@ void Cfs::dequeue_entity(CfsRq& cfs, SchedEntity* se, int flags) {
 // enqueue_task_fair(): queue the task, then each group entity above it that
 // is not queued yet (as a wakeup); refresh the levels that already were.
 void Cfs::enqueue_task_fair(int cpu, Task* p, int flags) {
+  last_woken_ = (flags & ENQUEUE_WAKEUP) ? p : nullptr;  // balancing moves come here directly
   set_task_rq(p, cpu);
   SchedEntity* se = &p->se;
   for (; se; se = se->parent) {
@@ -1359,7 +1360,6 @@ void Cfs::migrate_task_rq(Task* p, int /*new_cpu*/) {
 }
 
 void Cfs::enqueue_task(int cpu, Task* p, int flags) {
-  last_woken_ = (flags & ENQUEUE_WAKEUP) ? p : nullptr;
   int eflags = flags;
   if (feats_.WAKE_RENORM_V47) {
     if ((flags & ENQUEUE_WAKEUP) && p->se.migrated_waking) eflags |= ENQUEUE_MIGRATED;
