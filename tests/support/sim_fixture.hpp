@@ -1,6 +1,7 @@
 // A tiny simulated system for tests: a machine, a kernel and helpers to
 // write task programs inline.
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,13 @@ struct TinySim {
     return c;
   }
   kernel::RunResult run(int64_t limit_ns = 10LL * 1000 * 1000 * 1000) { return k.run(limit_ns, 50000000); }
+  // The policy's counters by name (a counter it does not report is absent,
+  // so .at() fails rather than reading 0).
+  [[nodiscard]] std::map<std::string, int64_t> policy_counters() const {
+    std::map<std::string, int64_t> st;
+    for (const auto& [name, value] : k.policy().stats()) st[name] = value;
+    return st;
+  }
   kernel::Task* task(const std::string& comm) {
     for (auto* t : k.all_tasks())
       if (t->comm == comm) return t;

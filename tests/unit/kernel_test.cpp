@@ -916,9 +916,7 @@ std::map<std::string, int64_t> credit_and_lead_after(int waker_ms, int64_t rerun
   s.k.spawn("sleeper", [&](Proc& p) { return sleeper_woken_in_rounds(p, &wq, &round, rerun_us); }, 0);
   s.k.spawn("waker", [&](Proc& p) { return waker_in_rounds(p, &wq, &round, waker_ms, rerun_us >= 0); }, 0);
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
-  std::map<std::string, int64_t> st;
-  for (const auto& [k, v] : s.k.policy().stats()) st[k] = v;
-  return st;
+  return s.policy_counters();
 }
 
 // Each named counter has exactly its value; a miss names the counter, and a
@@ -968,9 +966,7 @@ std::map<std::string, int64_t> buddies_with(int hogs) {
   for (int i = 0; i < hogs; ++i)
     s.k.spawn("hog" + std::to_string(i), [](Proc& p) { return hog(p, 40000000, 100000); }, 0);
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
-  std::map<std::string, int64_t> st;
-  for (const auto& [k, v] : s.k.policy().stats()) st[k] = v;
-  return st;
+  return s.policy_counters();
 }
 }  // namespace
 
@@ -1045,8 +1041,7 @@ TickPreemptions tick_preemptions(TinySim& s) {
   } seen;
   s.k.add_observer(&seen);
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
-  std::map<std::string, int64_t> st;
-  for (const auto& [k, v] : s.k.policy().stats()) st[k] = v;
+  const auto st = s.policy_counters();
   return {st.at("tick_preempt_checks"), st.at("tick_preemptions_slice_spent"), st.at("tick_preemptions_lead"),
           seen.n};
 }
@@ -1702,9 +1697,7 @@ std::map<std::string, int64_t> napper_beside_a_hog(const std::string& features, 
   }, 0);
   if (at_ns >= 0) s.k.set_features_at(at_ns, written);
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
-  std::map<std::string, int64_t> st;
-  for (const auto& [k, v] : s.k.policy().stats()) st[k] = v;
-  return st;
+  return s.policy_counters();
 }
 }  // namespace
 
@@ -1747,6 +1740,20 @@ TEST(Kernel, FeaturesWrittenMidRunHoldFromThatInstant) {
 }
 
 namespace {
+// One pair's tally in `by`, its count of checks and of preemptions checked
+// (a pair that is absent fails, rather than reading as none).
+kernel::WakeupCheckTally expect_checks(const kernel::WakeupChecksByWchan& by, const std::string& queued,
+                                       const std::string& running, int64_t checks, int64_t preemptions) {
+  const auto it = by.find({queued, running});
+  if (it == by.end()) {
+    ADD_FAILURE() << "no checks of " << queued << " <- " << running;
+    return {};
+  }
+  EXPECT_EQ(it->second.checks, checks) << queued << " <- " << running;
+  EXPECT_EQ(it->second.preemptions, preemptions) << queued << " <- " << running;
+  return it->second;
+}
+
 kernel::WakeupChecksByWchan checks_after_one_wakeup() {
   TinySim s("1s1c1t", "linux-4.0");
   kernel::WaitQueue wq;
@@ -1768,10 +1775,7 @@ kernel::WakeupChecksByWchan checks_after_one_wakeup() {
 TEST(Cfs, WakeupChecksAreSplitByTheQueuedAndTheRunningTasksWchans) {
   const auto by = checks_after_one_wakeup();
   ASSERT_EQ(by.size(), 1u);
-  const auto& woken = by.at({"test_wait", "-"});
-  EXPECT_EQ(woken.checks, 1);
-  EXPECT_EQ(woken.preemptions, 1);
-  EXPECT_EQ(woken.lead_ns, 3000000);
+  EXPECT_EQ(expect_checks(by, "test_wait", "-", 1, 1).lead_ns, 3000000);
 
   TinySim s("1s1c1t", "linux-4.0");
   s.k.spawn("parent", [](Proc& p) -> Co<void> {
@@ -1782,16 +1786,9 @@ TEST(Cfs, WakeupChecksAreSplitByTheQueuedAndTheRunningTasksWchans) {
   ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   const auto forked = s.k.policy().wakeup_checks_by_wchan();
   ASSERT_EQ(forked.size(), 2u);
-  const auto& child = forked.at({"(fork)", "-"});
-  EXPECT_EQ(child.checks, 1);
-  EXPECT_EQ(child.preemptions, 0);
-  EXPECT_NEAR(static_cast<double>(child.lead_ns), -3e6, 1e3);
-  const auto& parent = forked.at({"do_wait", "-"});
-  EXPECT_EQ(parent.checks, 1);
-  EXPECT_EQ(parent.preemptions, 1);
-  EXPECT_EQ(parent.lead_ns, 3000000);
-  std::map<std::string, int64_t> st;
-  for (const auto& [k, v] : s.k.policy().stats()) st[k] = v;
+  EXPECT_NEAR(static_cast<double>(expect_checks(forked, "(fork)", "-", 1, 0).lead_ns), -3e6, 1e3);
+  EXPECT_EQ(expect_checks(forked, "do_wait", "-", 1, 1).lead_ns, 3000000);
+  const auto st = s.policy_counters();
   EXPECT_EQ(st.at("wakeup_preempt_checks"), 2);
   EXPECT_EQ(st.at("wakeup_preemptions"), 1);
 }
@@ -1822,10 +1819,7 @@ int64_t lead_over_a_migrated_wakee(const std::string& features) {
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   const auto checks = s.k.policy().wakeup_checks_by_wchan();
   EXPECT_EQ(checks.size(), 1u);
-  const auto& t = checks.at({"test_wait", "-"});
-  EXPECT_EQ(t.checks, 1);
-  EXPECT_EQ(t.preemptions, 0);
-  return t.lead_ns / 1000;
+  return expect_checks(checks, "test_wait", "-", 1, 0).lead_ns / 1000;
 }
 }  // namespace
 
