@@ -496,6 +496,8 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
           it->second.checks = avg_i([&](const obs::Summary& x) { return get(x).checks; });
           it->second.preemptions = avg_i([&](const obs::Summary& x) { return get(x).preemptions; });
           it->second.lead_ns = avg_i([&](const obs::Summary& x) { return get(x).lead_ns; });
+          for (size_t bin = 0; bin < kernel::WakeupCheckTally::kLeadBins; ++bin)
+            it->second.lead_bins[bin] = avg_i([&](const obs::Summary& x) { return get(x).lead_bins[bin]; });
           it = it->second.checks > 0 ? std::next(it) : avg.wakeup_checks.erase(it);
         }
         avg.migrations = avg_i([](const obs::Summary& x) { return x.migrations; });
@@ -826,7 +828,10 @@ nlohmann::json summary_json(const obs::Summary& s) {
                       {"running", pair.second},
                       {"checks", t.checks},
                       {"preemptions", t.preemptions},
-                      {"lead_avg_ms", static_cast<double>(t.lead_ns) / static_cast<double>(t.checks) / 1e6}});
+                      {"lead_avg_ms", static_cast<double>(t.lead_ns) / static_cast<double>(t.checks) / 1e6},
+                      {"lead_p10_ms", t.lead_quantile_ms(0.10)},
+                      {"lead_p50_ms", t.lead_quantile_ms(0.50)},
+                      {"lead_p90_ms", t.lead_quantile_ms(0.90)}});
   j["wakeup_checks"] = checks;
   nlohmann::json idle_states = nlohmann::json::object();
   for (const auto& [name, n] : s.idle_state_entries) idle_states[name] = n;

@@ -6,6 +6,7 @@
 // between runqueues, charge CPU time for its own work, and report balancing
 // statistics. Each hook says when the core calls it and what holds then.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -129,10 +130,67 @@ class SchedCore {
 
 // check_preempt_wakeup()'s comparisons between one pair of roles: how many,
 // how many preempted, and the running entity's vruntime lead over the
-// queued one, summed (signed; divide by checks).
+// queued one, summed (signed; divide by checks) and binned. The bins show
+// how the lead spreads about the wakeup granularity, which the mean hides:
+// a mean just under it can hide a third of the checks above it.
 struct WakeupCheckTally {
+  // Quarter-millisecond bins from -12 ms to +24 ms (the sleeper credit's
+  // cap at the largest scaled latency, 24 ms, and twice that ahead), with
+  // one bin for each side beyond.
+  static constexpr int64_t kLeadBinNs = 250000;
+  static constexpr int64_t kLeadLowNs = -12000000;
+  static constexpr int64_t kLeadHighNs = 24000000;
+  static constexpr size_t kLeadBins = static_cast<size_t>((kLeadHighNs - kLeadLowNs) / kLeadBinNs) + 2;
+
   int64_t checks = 0, preemptions = 0, lead_ns = 0;
+  std::array<int64_t, kLeadBins> lead_bins{};
   bool operator==(const WakeupCheckTally&) const = default;
+
+  void add_lead(int64_t lead) {
+    lead_ns += lead;
+    size_t bin = 0;
+    if (lead >= kLeadHighNs)
+      bin = kLeadBins - 1;
+    else if (lead >= kLeadLowNs)
+      bin = 1 + static_cast<size_t>((lead - kLeadLowNs) / kLeadBinNs);
+    ++lead_bins[bin];
+  }
+  // The lead below which a share q of the binned checks fall, in ms,
+  // interpolated within its bin (so to a quarter millisecond), clipped to
+  // -12 ... +24 ms. 0 with no checks.
+  [[nodiscard]] double lead_quantile_ms(double q) const {
+    int64_t total = 0;
+    for (int64_t n : lead_bins) total += n;
+    if (total == 0) return 0.0;
+    const double want = q * static_cast<double>(total);
+    double below = 0.0;
+    for (size_t bin = 0; bin < kLeadBins; ++bin) {
+      const auto n = static_cast<double>(lead_bins[bin]);
+      if (n > 0 && below + n >= want) {
+        if (bin == 0) return static_cast<double>(kLeadLowNs) / 1e6;
+        if (bin == kLeadBins - 1) return static_cast<double>(kLeadHighNs) / 1e6;
+        const double low = static_cast<double>(kLeadLowNs + static_cast<int64_t>(bin - 1) * kLeadBinNs);
+        return (low + static_cast<double>(kLeadBinNs) * (want - below) / n) / 1e6;
+      }
+      below += n;
+    }
+    return static_cast<double>(kLeadHighNs) / 1e6;
+  }
+  // Pooling and differences of tallies (repeats, a reset mid-run).
+  WakeupCheckTally& operator+=(const WakeupCheckTally& o) {
+    checks += o.checks;
+    preemptions += o.preemptions;
+    lead_ns += o.lead_ns;
+    for (size_t bin = 0; bin < kLeadBins; ++bin) lead_bins[bin] += o.lead_bins[bin];
+    return *this;
+  }
+  WakeupCheckTally& operator-=(const WakeupCheckTally& o) {
+    checks -= o.checks;
+    preemptions -= o.preemptions;
+    lead_ns -= o.lead_ns;
+    for (size_t bin = 0; bin < kLeadBins; ++bin) lead_bins[bin] -= o.lead_bins[bin];
+    return *this;
+  }
 };
 // Keyed by the queued task's wchan (the sleep it woke from; "(fork)" or
 // "(moved)" when it was queued by fork or a migration) and the running

@@ -220,11 +220,7 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
   }
   s.policy = k.policy().stats();
   for (auto [pair, t] : k.policy().wakeup_checks_by_wchan()) {
-    if (const auto before = checks_at_reset_.find(pair); before != checks_at_reset_.end()) {
-      t.checks -= before->second.checks;
-      t.preemptions -= before->second.preemptions;
-      t.lead_ns -= before->second.lead_ns;
-    }
+    if (const auto before = checks_at_reset_.find(pair); before != checks_at_reset_.end()) t -= before->second;
     if (t.checks > 0) s.wakeup_checks[pair] = t;
   }
   return s;
@@ -267,12 +263,13 @@ std::string format_summary(const Summary& s) {
   }
   if (!s.wakeup_checks.empty()) {
     o << "  wakeup checks by wchan  queued task's <- running task's: checks, share preempted, the running"
-         " task's vruntime lead (ms)\n";
+         " task's vruntime lead (ms: mean, then p10 p50 p90)\n";
     for (const auto& [pair, t] : s.wakeup_checks) {
       const double n = static_cast<double>(t.checks);
-      std::snprintf(buf, sizeof buf, "    %-50s %10lld  preempted %5.1f%%  lead avg %7.3f\n",
+      std::snprintf(buf, sizeof buf, "    %-50s %10lld  preempted %5.1f%%  lead avg %7.3f  p10 %7.3f p50 %7.3f p90 %7.3f\n",
                     (pair.first + " <- " + pair.second).c_str(), static_cast<long long>(t.checks),
-                    100.0 * static_cast<double>(t.preemptions) / n, static_cast<double>(t.lead_ns) / n / 1e6);
+                    100.0 * static_cast<double>(t.preemptions) / n, static_cast<double>(t.lead_ns) / n / 1e6,
+                    t.lead_quantile_ms(0.10), t.lead_quantile_ms(0.50), t.lead_quantile_ms(0.90));
       o << buf;
     }
   }

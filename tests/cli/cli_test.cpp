@@ -137,9 +137,11 @@ TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
         r.out, std::regex(std::string(R"(\n    )") + where +
                           R"( +[1-9]\d*  wait avg +\d+\.\d{3} max +\d+\.\d{3}  delay avg +\d+\.\d{3} max +\d+\.\d{3}\n)")))
         << where;
-  // Wakeup checks by who met whom: a woken receiver meets some running task.
+  // Wakeup checks by who met whom: a woken receiver meets some running task,
+  // with the lead's mean and spread.
   EXPECT_TRUE(std::regex_search(
-      r.out, std::regex(R"(\n    unix_stream_recvmsg <- [a-z_-]+ +[1-9]\d*  preempted +\d+\.\d%  lead avg +-?\d+\.\d{3}\n)")))
+      r.out, std::regex(R"(\n    unix_stream_recvmsg <- [a-z_-]+ +[1-9]\d*  preempted +\d+\.\d%  lead avg +-?\d+\.\d{3})"
+                        R"(  p10 +-?\d+\.\d{3} p50 +-?\d+\.\d{3} p90 +-?\d+\.\d{3}\n)")))
       << r.out;
   // Kernel work by path: a multi-CPU run pays for switches, placements and IPIs.
   EXPECT_TRUE(std::regex_search(

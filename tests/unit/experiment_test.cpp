@@ -956,9 +956,9 @@ TEST(Experiment, KworkerNoiseWakesEachCpuEveryPeriodAndEndsWithTheBenchmark) {
 }
 
 // The wakeup checks by who met whom, averaged over the repeats as the other
-// statistics are: each pair's count, preemptions and lead summed over the
-// repeats and divided by their number, so lead / checks stays the pooled
-// mean.
+// statistics are: each pair's count, preemptions, lead and lead bins summed
+// over the repeats and divided by their number, so lead / checks stays the
+// pooled mean and the quantiles the pooled ones.
 TEST(Experiment, WakeupChecksAreAveragedOverTheRepeats) {
   const std::string path = "/tmp/schedlab_experiment_wakeup_checks_test.toml";
   {
@@ -992,5 +992,11 @@ TEST(Experiment, WakeupChecksAreAveragedOverTheRepeats) {
     EXPECT_EQ(t.checks, sum(&kernel::WakeupCheckTally::checks)) << pair.first << " <- " << pair.second;
     EXPECT_EQ(t.preemptions, sum(&kernel::WakeupCheckTally::preemptions));
     EXPECT_EQ(t.lead_ns, sum(&kernel::WakeupCheckTally::lead_ns));
+    for (size_t bin = 0; bin < kernel::WakeupCheckTally::kLeadBins; ++bin) {
+      int64_t s = 0;
+      for (const auto& run : runs)
+        if (const auto it = run.find(pair); it != run.end()) s += it->second.lead_bins[bin];
+      EXPECT_EQ(t.lead_bins[bin], std::llround(static_cast<double>(s) / 2.0)) << "bin " << bin;
+    }
   }
 }

@@ -1739,6 +1739,43 @@ TEST(Kernel, FeaturesWrittenMidRunHoldFromThatInstant) {
   EXPECT_THROW(s.k.set_features_at(2500, "NO_LAST_BUDDY"), std::invalid_argument);
 }
 
+// The lead's bins: a quarter millisecond wide from -12 to +24 ms, one bin
+// each side beyond. Quantiles interpolate within the bin where the count
+// crosses the share, and leads beyond the range read as its ends. The mean
+// stays exact. Pooling and differences (repeats, a mid-run reset) act bin
+// by bin.
+TEST(WakeupCheckTally, LeadQuantilesComeFromQuarterMillisecondBins) {
+  kernel::WakeupCheckTally t;
+  EXPECT_EQ(t.lead_quantile_ms(0.5), 0.0);
+  for (int64_t lead_us : {-500, 1000, 1100, 2000, 6000}) {
+    ++t.checks;
+    t.add_lead(lead_us * 1000);
+  }
+  EXPECT_EQ(t.lead_ns, 9600000);
+  // p10: half of the one check at -0.5 ms, in [-0.5, -0.25).
+  EXPECT_DOUBLE_EQ(t.lead_quantile_ms(0.10), -0.375);
+  // p50: 2.5 checks; the second bin from the bottom, [1, 1.25), holds two
+  // and the crossing is at 1.5 of them.
+  EXPECT_DOUBLE_EQ(t.lead_quantile_ms(0.50), 1.0 + 0.25 * 0.75);
+  EXPECT_DOUBLE_EQ(t.lead_quantile_ms(1.0), 6.25);
+
+  kernel::WakeupCheckTally far;
+  far.checks = 2;
+  far.add_lead(-30000000);
+  far.add_lead(50000000);
+  EXPECT_DOUBLE_EQ(far.lead_quantile_ms(0.25), -12.0);
+  EXPECT_DOUBLE_EQ(far.lead_quantile_ms(0.75), 24.0);
+  far.add_lead(24000000 - 1);  // the last bin inside the range
+  EXPECT_EQ(far.lead_bins[kernel::WakeupCheckTally::kLeadBins - 2], 1);
+
+  kernel::WakeupCheckTally both = t;
+  both += far;
+  EXPECT_EQ(both.checks, 7);
+  EXPECT_EQ(both.lead_bins[0], 1);
+  both -= far;
+  EXPECT_EQ(both, t);
+}
+
 namespace {
 // One pair's tally in `by`, its count of checks and of preemptions checked
 // (a pair that is absent fails, rather than reading as none).
@@ -1775,7 +1812,11 @@ kernel::WakeupChecksByWchan checks_after_one_wakeup() {
 TEST(Cfs, WakeupChecksAreSplitByTheQueuedAndTheRunningTasksWchans) {
   const auto by = checks_after_one_wakeup();
   ASSERT_EQ(by.size(), 1u);
-  EXPECT_EQ(expect_checks(by, "test_wait", "-", 1, 1).lead_ns, 3000000);
+  const auto woken = expect_checks(by, "test_wait", "-", 1, 1);
+  EXPECT_EQ(woken.lead_ns, 3000000);
+  // The one lead, 3 ms, is binned in [3, 3.25) ms.
+  EXPECT_GE(woken.lead_quantile_ms(0.5), 3.0);
+  EXPECT_LT(woken.lead_quantile_ms(0.5), 3.25);
 
   TinySim s("1s1c1t", "linux-4.0");
   s.k.spawn("parent", [](Proc& p) -> Co<void> {

@@ -1464,7 +1464,7 @@ void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
   wakeup_preempt_lead_ns_ += lead;
   WakeupCheckTally& pair = check_tally(p, curr_task, wake_flags);
   ++pair.checks;
-  pair.lead_ns += lead;
+  pair.add_lead(lead);
   if (wakeup_preempt_entity(se, pse) == 1) {
     if (!next_buddy_marked) set_buddy(pse, &CfsRq::next);
     core_.resched_curr(cpu);
@@ -1492,10 +1492,7 @@ WakeupCheckTally& Cfs::check_tally(const Task* queued, const Task* running, int 
 WakeupChecksByWchan Cfs::wakeup_checks_by_wchan() const {
   WakeupChecksByWchan out;
   for (const auto& c : checks_by_wchan_) {
-    auto& t = out[{c.queued, c.running}];  // equal names from two literals merge here
-    t.checks += c.tally.checks;
-    t.preemptions += c.tally.preemptions;
-    t.lead_ns += c.tally.lead_ns;
+    out[{c.queued, c.running}] += c.tally;  // equal names from two literals merge here
   }
   return out;
 }
