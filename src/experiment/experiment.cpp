@@ -490,14 +490,20 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
           }
         }
         // The same for the wakeup checks: lead_ns / checks stays the pooled
-        // mean. A pair whose mean count rounds to nothing is left out.
+        // mean, and the lead's quantiles come from the pooled bins. A pair
+        // whose mean count rounds to nothing is left out.
         for (auto it = avg.wakeup_checks.begin(); it != avg.wakeup_checks.end();) {
           auto get = [&](const obs::Summary& x) { return value_or_zero(x.wakeup_checks, it->first); };
           it->second.checks = avg_i([&](const obs::Summary& x) { return get(x).checks; });
           it->second.preemptions = avg_i([&](const obs::Summary& x) { return get(x).preemptions; });
           it->second.lead_ns = avg_i([&](const obs::Summary& x) { return get(x).lead_ns; });
-          for (size_t bin = 0; bin < kernel::WakeupCheckTally::kLeadBins; ++bin)
-            it->second.lead_bins[bin] = avg_i([&](const obs::Summary& x) { return get(x).lead_bins[bin]; });
+          // The bins are summed, not averaged: a sparse tail bin would
+          // round away, and the quantiles do not depend on the scale.
+          for (size_t bin = 0; bin < kernel::WakeupCheckTally::kLeadBins; ++bin) {
+            int64_t pooled = 0;
+            for (const auto& x : sums) pooled += get(x).lead_bins[bin];
+            it->second.lead_bins[bin] = pooled;
+          }
           it = it->second.checks > 0 ? std::next(it) : avg.wakeup_checks.erase(it);
         }
         avg.migrations = avg_i([](const obs::Summary& x) { return x.migrations; });

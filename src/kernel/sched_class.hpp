@@ -143,6 +143,8 @@ struct WakeupCheckTally {
   static constexpr size_t kLeadBins = static_cast<size_t>((kLeadHighNs - kLeadLowNs) / kLeadBinNs) + 2;
 
   int64_t checks = 0, preemptions = 0, lead_ns = 0;
+  // Counts of checks by lead. A run's add up to `checks`; an average over
+  // repeats keeps their sum over the repeats (only their shares matter).
   std::array<int64_t, kLeadBins> lead_bins{};
   bool operator==(const WakeupCheckTally&) const = default;
 

@@ -12,6 +12,7 @@
 #include "kernel/features.hpp"
 #include "kernel/sched_domain.hpp"
 #include "obs/observer.hpp"
+#include "obs/stats.hpp"
 #include "../support/sim_fixture.hpp"
 
 using kernel::Co;
@@ -1758,6 +1759,13 @@ TEST(WakeupCheckTally, LeadQuantilesComeFromQuarterMillisecondBins) {
   // and the crossing is at 1.5 of them.
   EXPECT_DOUBLE_EQ(t.lead_quantile_ms(0.50), 1.0 + 0.25 * 0.75);
   EXPECT_DOUBLE_EQ(t.lead_quantile_ms(1.0), 6.25);
+  EXPECT_DOUBLE_EQ(t.lead_quantile_ms(0.0), -0.5);  // the lowest filled bin's low edge
+
+  kernel::WakeupCheckTally edge;
+  edge.add_lead(-12000000);  // exactly the low end: the first bin inside
+  edge.add_lead(-12000001);  // below it
+  EXPECT_EQ(edge.lead_bins[0], 1);
+  EXPECT_EQ(edge.lead_bins[1], 1);
 
   kernel::WakeupCheckTally far;
   far.checks = 2;
@@ -1832,6 +1840,34 @@ TEST(Cfs, WakeupChecksAreSplitByTheQueuedAndTheRunningTasksWchans) {
   const auto st = s.policy_counters();
   EXPECT_EQ(st.at("wakeup_preempt_checks"), 2);
   EXPECT_EQ(st.at("wakeup_preemptions"), 1);
+}
+
+// The summary counts only the checks after the counters' reset (the
+// benchmark's timed window), bins and all: a sleeper woken twice, at about
+// 10 and 11 ms, with the reset between the two wakeups, leaves one check,
+// binned once.
+TEST(Cfs, WakeupChecksAfterTheResetKeepTheirOwnBins) {
+  TinySim s("1s1c1t", "linux-4.0");
+  kernel::WaitQueue wq;
+  int round = 0;
+  s.k.spawn("sleeper", [&](Proc& p) { return sleeper_woken_in_rounds(p, &wq, &round, 100); }, 0);
+  s.k.spawn("waker", [&](Proc& p) { return waker_in_rounds(p, &wq, &round, 10, true); }, 0);
+  obs::StatsCollector stats({});
+  s.run(10500000);
+  ASSERT_EQ(round, 1);
+  const auto before = s.k.policy().wakeup_checks_by_wchan();
+  ASSERT_EQ(before.size(), 1u);
+  ASSERT_EQ(before.begin()->second.checks, 1);
+  stats.reset(s.k);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  const obs::Summary sum = stats.summarize(s.k);
+  ASSERT_EQ(sum.wakeup_checks.size(), 1u);
+  const kernel::WakeupCheckTally& after = sum.wakeup_checks.begin()->second;
+  EXPECT_EQ(after.checks, 1);
+  int64_t binned = 0;
+  for (int64_t n : after.lead_bins) binned += n;
+  EXPECT_EQ(binned, 1);
+  EXPECT_EQ(s.k.policy().wakeup_checks_by_wchan().begin()->second.checks, 2);
 }
 
 namespace {
