@@ -68,6 +68,11 @@ const std::vector<FeatureInfo>& feature_catalog() {
        "to it (likewise a task moved by balancing, and a new task's first enqueue: absolute after "
        "update_curr()); off = 4.0's task_waking_fair(), every wakee made relative at selection, and every "
        "relative vruntime made absolute before update_curr()"},
+      {"WAKEUP_GRAN_BY_NR_RUNNING", "cfs",
+       "what-if from Mel Gorman's \"sched/fair: Scale wakeup granularity relative to nr_running\" (LKML "
+       "2021-09-20, v1, not merged): check_preempt_wakeup() multiplies the wakeup granularity by "
+       "min(nr_running / 2, sched_nr_latency) of the current task's queue (32 ms at 16 or more tasks on 8+ "
+       "CPUs); the pick's buddy checks stay unscaled"},
       {"SYNC_WAKEUPS", "linux24", "2.4 sync wakeups skip reschedule_idle() (no IPI, no preemption)"},
       {"SCHEDULE_TAIL_PUSH", "linux24",
        "__schedule_tail() offers a preempted task to another CPU via reschedule_idle()"},

@@ -957,16 +957,38 @@ TEST(Cfs, TheStatisticsSumTheSleeperCreditAndTheRunningTasksLead) {
 }
 
 namespace {
-// credit_and_lead_after(10) with `hogs` more tasks on the CPU.
-std::map<std::string, int64_t> buddies_with(int hogs) {
-  TinySim s("1s1c1t", "linux-4.0");
+// `body` on CPU 0 alone (sched_setaffinity() first).
+Co<void> on_cpu0(Proc& p, kernel::Program body) {
+  hw::CpuMask cpu0;
+  cpu0.set(0);
+  co_await p.sched_setaffinity(cpu0);
+  co_await body(p);
+}
+
+// credit_and_lead_after(10) with `hogs` more tasks on the CPU: every task
+// kept on CPU 0 of `machine`.
+// `woken`, when given, gets the checks of the sleeper's own wakeup.
+std::map<std::string, int64_t> buddies_with(int hogs, const std::string& features = "",
+                                            const std::string& machine = "1s1c1t",
+                                            const std::vector<std::string>& sysctls = {},
+                                            kernel::WakeupCheckTally* woken = nullptr) {
+  TinySim s(machine, "linux-4.0", 1, features, sysctls);
   kernel::WaitQueue wq;
   int round = 0;
-  s.k.spawn("sleeper", [&](Proc& p) { return sleeper_woken_in_rounds(p, &wq, &round, -1); }, 0);
-  s.k.spawn("waker", [&](Proc& p) { return waker_in_rounds(p, &wq, &round, 10, false); }, 0);
+  s.k.spawn("sleeper", [&](Proc& p) {
+    return on_cpu0(p, [&](Proc& q) { return sleeper_woken_in_rounds(q, &wq, &round, -1); });
+  }, 0);
+  s.k.spawn("waker", [&](Proc& p) {
+    return on_cpu0(p, [&](Proc& q) { return waker_in_rounds(q, &wq, &round, 10, false); });
+  }, 0);
   for (int i = 0; i < hogs; ++i)
-    s.k.spawn("hog" + std::to_string(i), [](Proc& p) { return hog(p, 40000000, 100000); }, 0);
+    s.k.spawn("hog" + std::to_string(i), [](Proc& p) {
+      return on_cpu0(p, [](Proc& q) { return hog(q, 40000000, 100000); });
+    }, 0);
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  if (woken)
+    for (const auto& [pair, tally] : s.k.policy().wakeup_checks_by_wchan())
+      if (pair.first == "test_wait") *woken += tally;
   return s.policy_counters();
 }
 }  // namespace
@@ -986,6 +1008,70 @@ TEST(Cfs, APreemptedTaskBecomesTheLastBuddyOnlyOnAQueueOfSchedNrLatency) {
   expect_counters(buddies_with(6), {{"wakeup_preempt_checks", 1}, {"wakeup_preempt_checks_queued", 8},
                                     {"wakeup_preempt_checks_scaled", 1}, {"wakeup_preemptions", 1},
                                     {"last_buddies_set", 1}, {"last_buddy_picks", 1}});
+}
+
+// WAKEUP_GRAN_BY_NR_RUNNING (Mel Gorman's v1, 2021, not merged) multiplies
+// check_preempt_wakeup()'s granularity by min(nr_running / 2,
+// sched_nr_latency) of the running task's queue. Each case is the
+// sleeper's one wakeup on CPU 0, beside its waker and `hogs` hogs, so the
+// queue holds hogs + 2 tasks; the lead is the sleeper's credit plus the
+// waker's vruntime above min_vruntime, and the patch leaves it as it is.
+namespace {
+kernel::WakeupCheckTally sleepers_check(int hogs, const std::string& features, const std::string& machine,
+                                        const std::vector<std::string>& sysctls = {}) {
+  kernel::WakeupCheckTally woken;
+  buddies_with(hogs, features, machine, sysctls, &woken);
+  EXPECT_EQ(woken.checks, 1) << hogs << " hogs, " << machine << " " << features;
+  return woken;
+}
+constexpr const char* kScaled = "WAKEUP_GRAN_BY_NR_RUNNING";
+}  // namespace
+
+// One CPU: a 1 ms granularity, a 3 ms credit. Beside one hog the factor
+// is 1 and the sleeper preempts as without the patch; beside three the
+// factor is 2 and its 4.8 ms lead still preempts; beside six the factor
+// is 4 and its 3.1 ms lead no longer does.
+TEST(Cfs, WakeupGranByNrRunningScalesTheGranularityWithTheQueue) {
+  for (const auto& [hogs, lead_us, preempts] :
+       std::vector<std::tuple<int, int64_t, int64_t>>{{1, 3000, 1}, {3, 4789, 1}, {6, 3078, 0}}) {
+    const auto stock = sleepers_check(hogs, "", "1s1c1t");
+    const auto scaled = sleepers_check(hogs, kScaled, "1s1c1t");
+    EXPECT_NEAR(stock.lead_ns / 1000, lead_us, 1) << hogs;
+    EXPECT_EQ(scaled.lead_ns, stock.lead_ns) << hogs;
+    EXPECT_EQ(stock.preemptions, 1) << hogs;
+    EXPECT_EQ(scaled.preemptions, preempts) << hogs;
+  }
+}
+
+// The factor multiplies the granularity as boot scaling left it: on 8 CPUs
+// 4 ms (and a 12 ms credit, the sleeper's lead about 10 ms). Beside one hog
+// the factor is 1, so 4 ms, and it preempts; beside four it is 3, so 12 ms,
+// and it does not, where the unscaled 1 ms sysctl times 3 would have let it.
+TEST(Cfs, WakeupGranByNrRunningMultipliesTheBootScaledGranularity) {
+  for (const auto& [hogs, preempts] : std::vector<std::pair<int, int64_t>>{{1, 1}, {4, 0}}) {
+    const auto stock = sleepers_check(hogs, "", "1s4c2t");
+    const auto scaled = sleepers_check(hogs, kScaled, "1s4c2t");
+    EXPECT_GT(stock.lead_ns, 9'900'000) << hogs;
+    EXPECT_LT(stock.lead_ns, 12'000'000) << hogs;
+    EXPECT_EQ(stock.preemptions, 1) << hogs;
+    EXPECT_EQ(scaled.preemptions, preempts) << hogs;
+  }
+}
+
+// The factor stops at sched_nr_latency (8 on one CPU at the default
+// latencies; writing the wakeup granularity does not change it). Twenty
+// tasks queued, a lead of 3.06 ms: with 0.35 ms written the scaled
+// granularity is 8 x 0.35 = 2.8 ms and the sleeper preempts (uncapped, 10 x
+// 0.35 = 3.5 ms, it would not); with 0.4 ms it is 3.2 ms and it does not.
+TEST(Cfs, WakeupGranByNrRunningCapsTheFactorAtSchedNrLatency) {
+  for (const auto& [gran, preempts] : std::vector<std::pair<std::string, int64_t>>{
+           {"sched_wakeup_granularity_ns=350000", 1}, {"sched_wakeup_granularity_ns=400000", 0}}) {
+    const auto stock = sleepers_check(18, "", "1s1c1t", {gran});
+    const auto scaled = sleepers_check(18, kScaled, "1s1c1t", {gran});
+    EXPECT_NEAR(stock.lead_ns / 1000, 3057, 1) << gran;
+    EXPECT_EQ(stock.preemptions, 1) << gran;
+    EXPECT_EQ(scaled.preemptions, preempts) << gran;
+  }
 }
 
 // The sleeper credit's two parts. The first wakeup's credit is what the
