@@ -73,6 +73,13 @@ const std::vector<FeatureInfo>& feature_catalog() {
        "2021-09-20, v1, not merged): check_preempt_wakeup() multiplies the wakeup granularity by "
        "min(nr_running / 2, sched_nr_latency) of the current task's queue (32 ms at 16 or more tasks on 8+ "
        "CPUs); the pick's buddy checks stay unscaled"},
+      {"MIGRATED_WAKEE_FULL_CREDIT", "cfs",
+       "what-if from v6.3-rc1's bug (829c1651e9 \"sched/fair: sanitize vruntime of entity being placed\", "
+       "fixed by \"sched/fair: Sanitize vruntime of entity being migrated\"): place_entity() treats an entity "
+       "whose exec_start is 0 (a new task, or one migrate_task_rq_fair() moved) as a sleeper of over 60 s and "
+       "places it at min_vruntime minus the sleeper threshold whatever its own vruntime, so every wakee that "
+       "changes CPU gets the full credit (12 ms on 8+ CPUs) and a new task ignores its parent's vruntime; "
+       "off = 4.0, max(own vruntime, that floor)"},
       {"SYNC_WAKEUPS", "linux24", "2.4 sync wakeups skip reschedule_idle() (no IPI, no preemption)"},
       {"SCHEDULE_TAIL_PUSH", "linux24",
        "__schedule_tail() offers a preempted task to another CPU via reschedule_idle()"},

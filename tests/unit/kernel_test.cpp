@@ -1999,3 +1999,62 @@ TEST(Cfs, FromV47AMigratedWakeeIsNotCreditedItsNewQueuesPendingRuntime) {
   EXPECT_GE(v47, 0);
   EXPECT_LE(v47, 5);
 }
+
+namespace {
+// The one wakeup check of a sleeper woken 4.3 ms in on CPU `wake_cpu`
+// (1s2c1t: the sleeper and its waker on CPU 0, a hog on CPU 1): beside the
+// hog when it moves, beside its waker when it stays.
+kernel::WakeupCheckTally check_of_a_wakee(const std::string& features, int wake_cpu) {
+  TinySim s("1s2c1t", "linux-4.0", 1, features);
+  kernel::WaitQueue wq;
+  bool woken = false;
+  kernel::Task* sleeper = s.k.spawn("sleeper", [&](Proc& p) -> Co<void> {
+    co_await p.wait_event(wq, [&] { return woken; }, "test_wait");
+    co_await p.user(1000);
+  }, 0);
+  s.k.spawn("hog", [](Proc& p) { return hog(p, 20000000, 1000000); }, 1);
+  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
+    co_await p.user(4300000);
+    hw::CpuMask one;
+    one.set(wake_cpu);
+    p.kernel().set_cpus_allowed_ptr(sleeper, one);
+    woken = true;
+    co_await p.wake_up(wq, 1, 0);
+    co_await p.user(3000000);
+  }, 0);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  const auto checks = s.k.policy().wakeup_checks_by_wchan();
+  const auto it = checks.find({"test_wait", "-"});
+  if (it == checks.end()) {
+    std::string seen;
+    for (const auto& [key, tally] : checks) seen += " " + key.first + "<-" + key.second;
+    ADD_FAILURE() << "no check of the sleeper, " << features << " on CPU " << wake_cpu << ":" << seen;
+    return {};
+  }
+  EXPECT_EQ(it->second.checks, 1) << features << " on CPU " << wake_cpu;
+  return it->second;
+}
+constexpr const char* kFullCredit = "NO_START_DEBIT,MIGRATED_WAKEE_FULL_CREDIT";
+}  // namespace
+
+// MIGRATED_WAKEE_FULL_CREDIT (v6.3-rc1's 829c1651e9): migrate_task_rq()
+// zeroes exec_start, and place_entity() reads that as a sleep of over 60 s,
+// so a wakee that moves is placed at min_vruntime minus the sleeper
+// threshold (latency 12 ms on 2 CPUs, halved: 6 ms), not at its own
+// vruntime. The sleeper's own lag is the 4.3 ms its waker ran meanwhile, so
+// moved onto the hog's CPU it trails the hog by about that in 4.0 and by
+// exactly 6 ms with the bug. Woken where it slept it keeps its own
+// vruntime, with the bug as without.
+TEST(Cfs, MigratedWakeeFullCreditPlacesAMovedWakeeAtTheThreshold) {
+  const auto moved40 = check_of_a_wakee("NO_START_DEBIT", 1);
+  const auto moved_bug = check_of_a_wakee(kFullCredit, 1);
+  EXPECT_GE(moved40.lead_ns, 4200000);
+  EXPECT_LE(moved40.lead_ns, 4700000);
+  EXPECT_EQ(moved_bug.lead_ns, 6000000);
+
+  const auto stays40 = check_of_a_wakee("NO_START_DEBIT", 0);
+  const auto stays_bug = check_of_a_wakee(kFullCredit, 0);
+  EXPECT_GE(stays40.lead_ns, 4200000);
+  EXPECT_LE(stays40.lead_ns, 4700000);
+  EXPECT_EQ(stays40.lead_ns, stays_bug.lead_ns);
+}

@@ -351,6 +351,10 @@ class Cfs final : public SchedClass {
     // running one (on wakeups, and when fork, balancing or migration queue a
     // task beside it); and how many of those preempted it.
     v.emplace_back("wakeups_lag_capped", lag_capped_);
+    // Of those, the wakeups MIGRATED_WAKEE_FULL_CREDIT placed at the
+    // threshold as long sleepers (a raise or a fall), with the feature only.
+    if (feats_.MIGRATED_WAKEE_FULL_CREDIT)
+      v.emplace_back("wakeups_placed_as_long_sleepers", placed_as_long_sleepers_);
     // And how far behind min_vruntime the wakees were placed (the sleeper
     // credit, signed: a wakee that ran ahead is placed above; summed, so
     // divide by wakeups_placed), and how far the running entity's vruntime
@@ -623,6 +627,7 @@ class Cfs final : public SchedClass {
   int64_t wakeup_preempt_checks_queued_ = 0, wakeup_preempt_checks_scaled_ = 0;
   int64_t wakeups_placed_ = 0, wakeup_credit_ns_ = 0, wakeup_preempt_lead_ns_ = 0;
   int64_t uncapped_sleep_ns_ = 0, uncapped_lag_at_sleep_ns_ = 0, uncapped_queue_advance_ns_ = 0;
+  int64_t placed_as_long_sleepers_ = 0;  // MIGRATED_WAKEE_FULL_CREDIT's wakeups
   // v5.4's LLC-wide state, indexed by llc_id (the LLC's first CPU):
   // sd_llc_shared->has_idle_cores and sd_llc->avg_scan_cost (ns).
   std::vector<char> has_idle_cores_;
@@ -638,6 +643,7 @@ class Cfs final : public SchedClass {
   X(LAST_BUDDY) \
   X(LB_BIAS) \
   X(LB_MIN) \
+  X(MIGRATED_WAKEE_FULL_CREDIT) \
   X(NEWIDLE_COST) \
   X(NEXT_BUDDY) \
   X(NOHZ_ILB_OTHERS_FIRST) \
@@ -839,7 +845,21 @@ void Cfs::place_entity(CfsRq& cfs, SchedEntity* se, bool initial) {
     if (feats_.GENTLE_FAIR_SLEEPERS) thresh >>= 1;
     vruntime -= thresh;
   }
-  const bool capped = static_cast<int64_t>(vruntime - se->vruntime) > 0;
+  // MIGRATED_WAKEE_FULL_CREDIT, 829c1651e9 "sched/fair: sanitize vruntime
+  // of entity being placed" (v6.3-rc1, fair.c place_entity()): an entity
+  // that slept over 60 s is placed at the threshold whatever its own
+  // vruntime, the sleep read as rq_clock_task() - se->exec_start. A new
+  // task's exec_start is 0, and so is a migrated one's (migrate_task_rq()
+  // below), so on a box up for more than a minute every migrated wakee
+  // reads as a long sleeper: the bug Vincent Guittot named (LKML
+  // 2023-02-21, <CAKfTPtCDxdVEmPQf=6g7n7Y+bkozXAJT1NG92wDc_quNaDiHMg@mail.gmail.com>).
+  // The model's rq clock starts 100 s after boot (Kernel::SCHED_CLOCK_AT_START_NS),
+  // so the kernel's test reads a zero exec_start as it did there.
+  constexpr int64_t kLongSleepNs = 60LL * 1000 * 1000 * 1000;
+  const bool long_sleeper =
+      feats_.MIGRATED_WAKEE_FULL_CREDIT && clock_task(cfs.cpu) - se->exec_start > kLongSleepNs;
+  const bool capped = long_sleeper || static_cast<int64_t>(vruntime - se->vruntime) > 0;
+  if (long_sleeper && !initial && se->task) ++placed_as_long_sleepers_;
   if (capped) {
     se->vruntime = vruntime;
     if (!initial && se->task) ++lag_capped_;
