@@ -1957,12 +1957,14 @@ TEST(Cfs, WakeupChecksAfterTheResetKeepTheirOwnBins) {
 }
 
 namespace {
-// A sleeper on CPU 0, moved to CPU 1 while it sleeps and woken there by a
-// waker on CPU 0 just after 4.3 ms (its nanosleep, plus the timer's slack
-// and the idle exit), while a hog runs on CPU 1 and holds its
-// min_vruntime. Without the fork-time debit the sleeper leaves CPU 0 with
-// no lag. Returns the running hog's lead over it at the one check, in us.
-int64_t lead_over_a_migrated_wakee(const std::string& features) {
+// A sleeper on CPU 0, moved to CPU `wake_cpu` while it sleeps and woken
+// there by a waker on CPU 0 4.3 ms in, while a hog runs on CPU 1 and holds
+// its min_vruntime (1s2c1t). A waker that sleeps the 4.3 ms (its nanosleep,
+// plus the timer's slack and the idle exit) leaves the sleeper no lag
+// without the fork-time debit; one that runs them leaves it 4.3 ms behind
+// CPU 0's min_vruntime. Returns the one check of the sleeper: beside the
+// hog when it moves, beside its waker when it stays.
+kernel::WakeupCheckTally check_of_a_wakee(const std::string& features, int wake_cpu, bool waker_sleeps) {
   TinySim s("1s2c1t", "linux-4.0", 1, features);
   kernel::WaitQueue wq;
   bool woken = false;
@@ -1972,17 +1974,32 @@ int64_t lead_over_a_migrated_wakee(const std::string& features) {
   }, 0);
   s.k.spawn("hog", [](Proc& p) { return hog(p, 20000000, 1000000); }, 1);
   s.k.spawn("waker", [&](Proc& p) -> Co<void> {
-    co_await p.nanosleep(4300000);
+    if (waker_sleeps)
+      co_await p.nanosleep(4300000);
+    else
+      co_await p.user(4300000);
     hw::CpuMask one;
-    one.set(1);
+    one.set(wake_cpu);
     p.kernel().set_cpus_allowed_ptr(sleeper, one);
     woken = true;
     co_await p.wake_up(wq, 1, 0);
   }, 0);
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   const auto checks = s.k.policy().wakeup_checks_by_wchan();
-  EXPECT_EQ(checks.size(), 1u);
-  return expect_checks(checks, "test_wait", "-", 1, 0).lead_ns / 1000;
+  EXPECT_EQ(checks.size(), 1u) << features << " on CPU " << wake_cpu;
+  const std::string running = wake_cpu == 0 && waker_sleeps ? "hrtimer_nanosleep" : "-";
+  const auto it = checks.find({"test_wait", running});
+  if (it == checks.end()) {
+    ADD_FAILURE() << "no check of the sleeper, " << features << " on CPU " << wake_cpu;
+    return {};
+  }
+  EXPECT_EQ(it->second.checks, 1) << features << " on CPU " << wake_cpu;
+  return it->second;
+}
+int64_t lead_over_a_migrated_wakee(const std::string& features) {
+  const auto woken = check_of_a_wakee(features, 1, true);
+  EXPECT_EQ(woken.preemptions, 0) << features;
+  return woken.lead_ns / 1000;
 }
 }  // namespace
 
@@ -2001,39 +2018,6 @@ TEST(Cfs, FromV47AMigratedWakeeIsNotCreditedItsNewQueuesPendingRuntime) {
 }
 
 namespace {
-// The one wakeup check of a sleeper woken 4.3 ms in on CPU `wake_cpu`
-// (1s2c1t: the sleeper and its waker on CPU 0, a hog on CPU 1): beside the
-// hog when it moves, beside its waker when it stays.
-kernel::WakeupCheckTally check_of_a_wakee(const std::string& features, int wake_cpu) {
-  TinySim s("1s2c1t", "linux-4.0", 1, features);
-  kernel::WaitQueue wq;
-  bool woken = false;
-  kernel::Task* sleeper = s.k.spawn("sleeper", [&](Proc& p) -> Co<void> {
-    co_await p.wait_event(wq, [&] { return woken; }, "test_wait");
-    co_await p.user(1000);
-  }, 0);
-  s.k.spawn("hog", [](Proc& p) { return hog(p, 20000000, 1000000); }, 1);
-  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
-    co_await p.user(4300000);
-    hw::CpuMask one;
-    one.set(wake_cpu);
-    p.kernel().set_cpus_allowed_ptr(sleeper, one);
-    woken = true;
-    co_await p.wake_up(wq, 1, 0);
-    co_await p.user(3000000);
-  }, 0);
-  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
-  const auto checks = s.k.policy().wakeup_checks_by_wchan();
-  const auto it = checks.find({"test_wait", "-"});
-  if (it == checks.end()) {
-    std::string seen;
-    for (const auto& [key, tally] : checks) seen += " " + key.first + "<-" + key.second;
-    ADD_FAILURE() << "no check of the sleeper, " << features << " on CPU " << wake_cpu << ":" << seen;
-    return {};
-  }
-  EXPECT_EQ(it->second.checks, 1) << features << " on CPU " << wake_cpu;
-  return it->second;
-}
 constexpr const char* kFullCredit = "NO_START_DEBIT,MIGRATED_WAKEE_FULL_CREDIT";
 }  // namespace
 
@@ -2046,14 +2030,14 @@ constexpr const char* kFullCredit = "NO_START_DEBIT,MIGRATED_WAKEE_FULL_CREDIT";
 // exactly 6 ms with the bug. Woken where it slept it keeps its own
 // vruntime, with the bug as without.
 TEST(Cfs, MigratedWakeeFullCreditPlacesAMovedWakeeAtTheThreshold) {
-  const auto moved40 = check_of_a_wakee("NO_START_DEBIT", 1);
-  const auto moved_bug = check_of_a_wakee(kFullCredit, 1);
+  const auto moved40 = check_of_a_wakee("NO_START_DEBIT", 1, false);
+  const auto moved_bug = check_of_a_wakee(kFullCredit, 1, false);
   EXPECT_GE(moved40.lead_ns, 4200000);
   EXPECT_LE(moved40.lead_ns, 4700000);
   EXPECT_EQ(moved_bug.lead_ns, 6000000);
 
-  const auto stays40 = check_of_a_wakee("NO_START_DEBIT", 0);
-  const auto stays_bug = check_of_a_wakee(kFullCredit, 0);
+  const auto stays40 = check_of_a_wakee("NO_START_DEBIT", 0, false);
+  const auto stays_bug = check_of_a_wakee(kFullCredit, 0, false);
   EXPECT_GE(stays40.lead_ns, 4200000);
   EXPECT_LE(stays40.lead_ns, 4700000);
   EXPECT_EQ(stays40.lead_ns, stays_bug.lead_ns);
