@@ -75,7 +75,7 @@ const std::vector<FeatureInfo>& feature_catalog() {
        "CPUs); the pick's buddy checks stay unscaled"},
       {"MIGRATED_WAKEE_FULL_CREDIT", "cfs",
        "what-if from v6.3-rc1's bug (829c1651e9 \"sched/fair: sanitize vruntime of entity being placed\", "
-       "fixed by \"sched/fair: Sanitize vruntime of entity being migrated\"): place_entity() treats an entity "
+       "fixed by a53ce18cacb4 \"sched/fair: Sanitize vruntime of entity being migrated\"): place_entity() treats an entity "
        "whose exec_start is 0 (a new task, or one migrate_task_rq_fair() moved) as a sleeper of over 60 s and "
        "places it at min_vruntime minus the sleeper threshold whatever its own vruntime, so every wakee that "
        "changes CPU gets the full credit (12 ms on 8+ CPUs) and a new task ignores its parent's vruntime; "
