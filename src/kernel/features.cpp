@@ -80,6 +80,12 @@ const std::vector<FeatureInfo>& feature_catalog() {
        "places it at min_vruntime minus the sleeper threshold whatever its own vruntime, so every wakee that "
        "changes CPU gets the full credit (12 ms on 8+ CPUs) and a new task ignores its parent's vruntime; "
        "off = 4.0, max(own vruntime, that floor)"},
+      {"PIPE_V55", "cfs",
+       "what-if from v5.5 to 6.x (fs/pipe.c as Linus Torvalds rewrote it in 2019, read from v5.15): pipe_read() "
+       "and pipe_write() wait exclusively on separate rd_wait and wr_wait queues; a write wakes the reader only "
+       "if the pipe was empty, and a read wakes one writer whenever the pipe was full when the read began, "
+       "freed page or not (until 2025), so a writer waiting on a full pipe is woken by nearly every read and "
+       "mostly sleeps again; off = 4.0's, one shared queue, writers woken when a page empties"},
       {"SYNC_WAKEUPS", "linux24", "2.4 sync wakeups skip reschedule_idle() (no IPI, no preemption)"},
       {"SCHEDULE_TAIL_PUSH", "linux24",
        "__schedule_tail() offers a preempted task to another CPU via reschedule_idle()"},

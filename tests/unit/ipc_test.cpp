@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "../support/sim_fixture.hpp"
+#include "obs/observer.hpp"
 #include "workload/ipc/ipc.hpp"
 
 using kernel::Co;
@@ -485,4 +486,55 @@ int64_t pipe_pair_ns(int ping_cpu, int pong_cpu) {
 // line_transfer_llc). Stop 36 traced 5.4's pipe slowdown to this.
 TEST(Pipe, PairOnOneCoresThreadsFinishesBeforeAPairOnTwoCores) {
   EXPECT_LT(pipe_pair_ns(0, 2), pipe_pair_ns(0, 1));
+}
+
+namespace {
+// A writer on CPU 0 fills a pipe and blocks on message 641; 1 ms in, a
+// reader on CPU 1 reads every message. Returns how often the writer went to
+// sleep in pipe_write().
+int writer_sleeps_on_a_full_pipe(const std::string& features) {
+  TinySim s("1s2c1t", "linux-4.0", 1, features);
+  Fd fds[2];
+  workload::make_pipe(s.k.config(), fds);
+  constexpr int kMessages = 660;
+  kernel::Task* writer_task = s.k.spawn("writer", [&](Proc& p) -> Co<void> {
+    for (int i = 0; i < kMessages; ++i) co_await workload::sys_write(p, fds[1], 100);
+  }, 0);
+  s.k.spawn("reader", [&](Proc& p) -> Co<void> {
+    co_await p.nanosleep(1000000);
+    for (int i = 0; i < kMessages; ++i) EXPECT_EQ(co_await workload::sys_read(p, fds[0], 100), 100);
+  }, 1);
+  struct WriterSleeps final : obs::Observer {
+    const kernel::Task* writer = nullptr;
+    int n = 0;
+    void on_switch(int64_t, int, const kernel::Task* prev, obs::PrevState st, const kernel::Task*) override {
+      if (prev == writer && st == obs::PrevState::Sleeping) ++n;
+    }
+  } sleeps;
+  sleeps.writer = writer_task;
+  s.k.add_observer(&sleeps);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed) << features;
+  return sleeps.n;
+}
+}  // namespace
+
+// 4.0's pipe_read() wakes writers only when it empties a page, so the
+// writer sleeps once, until 40 reads have freed the first page. v5.5's
+// (PIPE_V55) wakes one writer on every read that began with the pipe full,
+// so the writer is woken while the first page still holds messages, finds
+// the pipe full, and sleeps again: many times before the page frees.
+TEST(Pipe, V55WakesAWriterOnEveryReadOfAFullPipe) {
+  EXPECT_EQ(writer_sleeps_on_a_full_pipe(""), 1);
+  EXPECT_GE(writer_sleeps_on_a_full_pipe("PIPE_V55"), 5);
+}
+
+// The capacity is the same: 16 pages of 40 merged 100-byte writes.
+TEST(Pipe, V55HoldsSixHundredFortyMessages) {
+  TinySim s("1s2c1t", "linux-4.0", 1, "PIPE_V55");
+  Fd fds[2];
+  workload::make_pipe(s.k.config(), fds);
+  int written = 0;
+  s.k.spawn("writer", [&](Proc& p) { return writer(p, &fds[1], &written); }, 0);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Deadlock);
+  EXPECT_EQ(written, 640);
 }

@@ -26,9 +26,9 @@ int64_t copy_cost(Proc& p, int from_cpu, int64_t bytes, bool count_lines = true)
 // pipe_wait(): sleep on the queue without re-checking (the caller loops);
 // the caller (pipe_read/pipe_write) names the wait, as wchan would one frame up.
 // The socket waits of the unix_sock_lines switch sleep through it too.
-Co<void> pipe_wait(Proc& p, WaitQueue& wq, const char* caller) {
+Co<void> pipe_wait(Proc& p, WaitQueue& wq, const char* caller, bool exclusive = false) {
   bool woken = false;
-  co_await p.wait_event(wq, [&woken] { return std::exchange(woken, true); }, caller);
+  co_await p.wait_event(wq, [&woken] { return std::exchange(woken, true); }, caller, exclusive);
 }
 
 
@@ -172,11 +172,17 @@ Co<void> pipe_wait_lines(Proc& p, LinePath& path, Pipe& pipe, const char* caller
   co_await charge(p, path.take_stall());
 }
 
+// The system call's entry, then pipe->mutex, reserved for `hold` (waiting
+// behind the current holder's reservation), and the hold itself.
+Co<void> pipe_syscall(Proc& p, Pipe& pipe, int64_t hold) {
+  co_await p.syscall(p.costs().syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
+}
+
 // fs/pipe.c (v4.0) pipe_write()
 Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
   const auto& c = p.costs();
   const int64_t hold = c.pipe_write_base + copy_cost(p, p.cpu(), total_len);
-  co_await p.syscall(c.syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
+  co_await pipe_syscall(p, pipe, hold);
   int64_t ret = 0;
   bool do_wakeup = false;
   // pipe_lines: __pipe_lock() (mutex_lock()'s locked decrement), then
@@ -247,7 +253,7 @@ Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
 // fs/pipe.c (v4.0) pipe_read()
 Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
   const auto& c = p.costs();
-  co_await p.syscall(c.syscall_entry + pipe.mutex.acquire(p.now(), c.pipe_read_base) + c.pipe_read_base);
+  co_await pipe_syscall(p, pipe, c.pipe_read_base);
   int64_t ret = 0;
   bool do_wakeup = false;
   // pipe_lines: __pipe_lock(), then nrbufs and curbuf at each turn.
@@ -296,6 +302,193 @@ Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
   }
   if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);  // __pipe_unlock()
   if (do_wakeup) co_await pipe_wake_up(p, path, pipe);
+  co_await charge(p, path.take_stall());
+  co_return ret;
+}
+
+// ---- PIPE_V55: fs/pipe.c of v5.5 to 6.x (read from v5.15) ----
+// Linus Torvalds' 2019 rewrite (1b6b26ae7053 and its series): the reader
+// waits exclusively on rd_wait and is woken only by a write that found the
+// pipe empty; writers wait exclusively on wr_wait and a read wakes one
+// whenever the pipe was full when the read began, whether or not it freed
+// a page (fixed in 2025: "pipe_read: don't wake up the writer if the pipe
+// is still full"), so while a pipe stays full nearly every read wakes a
+// writer that finds it still full and sleeps again. The pipe's mutex is
+// the time reservation 4.0's path uses, and is not re-taken after a sleep.
+
+// wake_up_interruptible_sync_poll() on an exclusive queue: the lock (on
+// the mutex's line), the first entry, which it wakes and unlinks, and no
+// other (__wake_up_common() stops after one exclusive waiter).
+Co<void> pipe_wake_up55(Proc& p, LinePath& path, Pipe& pipe, WaitQueue& wq) {
+  if (!pipe.charge_lines) {
+    co_await p.wake_up(wq, 1, WF_SYNC);
+    co_return;
+  }
+  const auto sleepers = sleepers_on(wq);
+  path.locked(pipe.mutex_wait_line);
+  if (!sleepers.empty()) path.load(pipe_entry_of(pipe, sleepers.front()));
+  path.barrier();
+  co_await charge(p, path.take_stall());
+  co_await p.wake_up(wq, 1, WF_SYNC);
+  if (!sleepers.empty()) path.store(pipe_entry_of(pipe, sleepers.front()));
+  path.store(pipe.mutex_wait_line);
+}
+// wait_event_interruptible_exclusive(wq, ready()), called with the mutex
+// dropped: each turn prepare_to_wait_event() links the entry at the tail
+// under the queue's lock, then the condition is checked and the task
+// sleeps; a waker unlinks it (autoremove), so a woken task that finds the
+// condition false links it again. finish_wait() at the end.
+Co<void> pipe_wait_event55(Proc& p, LinePath& path, Pipe& pipe, WaitQueue& wq, const char* caller,
+                           const std::function<bool()>& ready) {
+  for (;;) {
+    if (pipe.charge_lines) {
+      path.store(pipe_entry(p, pipe));
+      path.locked(pipe.mutex_wait_line);
+      path.store(pipe_entry(p, pipe));
+      co_await charge(p, path.take_stall());
+    }
+    if (ready()) break;
+    co_await pipe_wait(p, wq, caller, true);
+    if (pipe.charge_lines) path.load(pipe_entry(p, pipe));
+  }
+  if (pipe.charge_lines) {
+    path.locked(pipe.mutex_wait_line);
+    path.store(pipe_entry(p, pipe));
+  }
+}
+bool pipe_full55(const Pipe& pipe) { return static_cast<int>(pipe.bufs.size()) >= pipe.max_buffers; }
+
+// fs/pipe.c (v5.15) pipe_write()
+Co<int64_t> pipe_write55(Proc& p, Pipe& pipe, int64_t total_len) {
+  const auto& c = p.costs();
+  const int64_t hold = c.pipe_write_base + copy_cost(p, p.cpu(), total_len);
+  co_await pipe_syscall(p, pipe, hold);
+  int64_t ret = 0;
+  bool wake_next_writer = false;
+  LinePath path(p);
+  if (pipe.charge_lines) {
+    path.locked(pipe.mutex_wait_line);  // __pipe_lock()
+    path.load(pipe.info_line);          // pipe->readers, head, tail
+  }
+  bool was_empty = pipe.bufs.empty();
+  const int64_t chars = total_len & (PAGE_SIZE - 1);
+  if (chars && !was_empty) {
+    Pipe::Buffer& last = pipe.bufs.back();
+    CacheLine& last_slot = pipe.buf_lines[pipe_slot(pipe, pipe.bufs.size() - 1)];
+    if (pipe.charge_lines) path.load(last_slot);
+    if (last.offset + last.len + chars <= PAGE_SIZE) {
+      last.len += chars;
+      last.writer_cpu = p.cpu();
+      ret = chars;
+      if (pipe.charge_lines) path.store(last_slot);
+    }
+  }
+  while (ret < total_len) {
+    if (!pipe_full55(pipe)) {
+      const int64_t copied = std::min(PAGE_SIZE, total_len - ret);
+      if (pipe.charge_lines) {
+        // spin_lock_irq(&pipe->rd_wait.lock) around head++; the slot; the
+        // copy into pipe->tmp_page, the page the reader released last.
+        path.locked(pipe.mutex_wait_line);
+        path.store(pipe.info_line);
+        path.store(pipe.buf_lines[pipe_slot(pipe, pipe.bufs.size())]);
+        path.store_run_to(pipe.tmp_page_reader_cpu, (copied + 63) / 64);
+        pipe.tmp_page_reader_cpu = -1;
+      }
+      pipe.bufs.push_back({0, copied, p.cpu()});
+      ret += copied;
+      continue;
+    }
+    // Full: drop the lock, wake the reader if the pipe was empty when this
+    // writer last looked, wait for room, and look again.
+    if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);  // __pipe_unlock()
+    if (was_empty) co_await pipe_wake_up55(p, path, pipe, pipe.rd_wait);
+    const std::function<bool()> writable = [&pipe] { return !pipe_full55(pipe) || !pipe.readers; };
+    co_await pipe_wait_event55(p, path, pipe, pipe.wr_wait, "pipe_write", writable);
+    if (pipe.charge_lines) {
+      path.locked(pipe.mutex_wait_line);  // __pipe_lock()
+      path.load(pipe.info_line);
+    }
+    was_empty = pipe.bufs.empty();
+    wake_next_writer = true;
+  }
+  if (pipe_full55(pipe)) wake_next_writer = false;
+  if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);  // __pipe_unlock()
+  // "Epoll nonsensically wants a wakeup whether the pipe was already empty
+  // or not."
+  if (was_empty || pipe.poll_usage) co_await pipe_wake_up55(p, path, pipe, pipe.rd_wait);
+  if (wake_next_writer) co_await pipe_wake_up55(p, path, pipe, pipe.wr_wait);
+  // sb_start_write_trylock() and file_update_time(): an smp_mb().
+  if (pipe.charge_lines) path.barrier();
+  co_await charge(p, path.take_stall());
+  co_return ret;
+}
+
+// fs/pipe.c (v5.15) pipe_read(). The mutex here is a time reservation,
+// not an exclusion, and v5.5's wakeups rely on the exclusion: a read that
+// began with the pipe not full must not see a writer fill it before its
+// own state change, or that writer sleeps unwoken. So everything the
+// mutex covers (was_full, the reads, tail) happens at one instant after the
+// reservation, and the copy and the lines' stalls are charged after it,
+// before the unlock's wakeups, as the kernel copies before it unlocks.
+Co<int64_t> pipe_read55(Proc& p, Pipe& pipe, int64_t total_len) {
+  const auto& c = p.costs();
+  co_await pipe_syscall(p, pipe, c.pipe_read_base);
+  int64_t ret = 0;
+  int64_t copy_ns = 0;
+  bool wake_next_reader = false;
+  LinePath path(p);
+  if (pipe.charge_lines) {
+    path.locked(pipe.mutex_wait_line);  // __pipe_lock()
+    path.load(pipe.info_line);
+  }
+  // "We only wake up writers if the pipe was full when we started reading"
+  bool was_full = pipe_full55(pipe);
+  for (;;) {
+    if (pipe.charge_lines) path.load(pipe.info_line);  // smp_load_acquire(&pipe->head), tail
+    if (!pipe.bufs.empty()) {
+      Pipe::Buffer& buf = pipe.bufs.front();
+      CacheLine& slot = pipe.buf_lines[static_cast<size_t>(pipe.curbuf_slot)];
+      const int64_t chars = std::min(buf.len, total_len);
+      if (pipe.charge_lines) path.load(slot);
+      copy_ns += copy_cost(p, buf.writer_cpu, chars);
+      ret += chars;
+      buf.offset += chars;
+      buf.len -= chars;
+      if (pipe.charge_lines) path.store(slot);
+      if (buf.len == 0) {
+        pipe.bufs.pop_front();
+        if (pipe.charge_lines) {
+          // pipe_buf_release() keeps the page as tmp_page; tail++ under
+          // spin_lock_irq(&pipe->rd_wait.lock).
+          if (pipe.tmp_page_reader_cpu < 0) pipe.tmp_page_reader_cpu = p.cpu();
+          path.locked(pipe.mutex_wait_line);
+          path.store(pipe.info_line);
+          pipe.curbuf_slot = pipe_slot(pipe, 1);
+        }
+      }
+      total_len -= chars;
+      if (total_len == 0) break;
+      if (!pipe.bufs.empty()) continue;
+    }
+    if (!pipe.writers) break;
+    if (ret) break;
+    if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);  // __pipe_unlock()
+    if (was_full) co_await pipe_wake_up55(p, path, pipe, pipe.wr_wait);
+    const std::function<bool()> readable = [&pipe] { return !pipe.bufs.empty() || !pipe.writers; };
+    co_await pipe_wait_event55(p, path, pipe, pipe.rd_wait, "pipe_read", readable);
+    if (pipe.charge_lines) {
+      path.locked(pipe.mutex_wait_line);  // __pipe_lock()
+      path.load(pipe.info_line);
+    }
+    was_full = pipe_full55(pipe);
+    wake_next_reader = true;
+  }
+  if (pipe.bufs.empty()) wake_next_reader = false;
+  co_await p.sys(copy_ns);
+  if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);  // __pipe_unlock()
+  if (was_full) co_await pipe_wake_up55(p, path, pipe, pipe.wr_wait);
+  if (wake_next_reader) co_await pipe_wake_up55(p, path, pipe, pipe.rd_wait);
   co_await charge(p, path.take_stall());
   co_return ret;
 }
@@ -429,7 +622,7 @@ Co<void> pipe_wait_as_writer24(Proc& p, LinePath& path, Pipe& pipe, int64_t free
 Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
   const auto& c = p.costs();
   const int64_t hold = c.pipe_write_base + copy_cost(p, p.cpu(), count);
-  co_await p.syscall(c.syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
+  co_await pipe_syscall(p, pipe, hold);
   const bool lines = pipe.charge_lines;
   LinePath path(p);
   if (lines) pipe_enter_lines24(path, pipe, pipe.write_file_line);
@@ -476,7 +669,7 @@ Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
 // dnotify_parent().
 Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
   const auto& c = p.costs();
-  co_await p.syscall(c.syscall_entry + pipe.mutex.acquire(p.now(), c.pipe_read_base) + c.pipe_read_base);
+  co_await pipe_syscall(p, pipe, c.pipe_read_base);
   const bool lines = pipe.charge_lines;
   LinePath path(p);
   if (lines) pipe_enter_lines24(path, pipe, pipe.read_file_line);
@@ -1105,6 +1298,7 @@ void make_pipe(const kernel::KernelConfig& cfg, Fd fds[2]) {
   const bool era24 = cfg.preset().version < 206;
   auto pipe = std::make_shared<Pipe>(static_cast<int>(cfg.sysctl("pipe_buffers")), era24);
   pipe->charge_lines = cfg.sysctl("pipe_lines") != 0;
+  pipe->v55 = !era24 && cfg.feat("PIPE_V55");
   pipe->buf_lines.resize(static_cast<size_t>(pipe->max_buffers));
   if (era24) pipe->page_lines24.resize(PAGE_SIZE / 64);
   fds[0] = Fd{Fd::Kind::PipeRead, pipe, nullptr, nullptr};
@@ -1133,6 +1327,7 @@ Co<int64_t> sys_write(Proc& p, Fd& fd, int64_t bytes) {
     case Fd::Kind::PipeWrite:
       // (No co_await inside ?: — GCC 12 evaluates both arms.)
       if (fd.pipe->linux24) co_return co_await pipe_write24(p, *fd.pipe, bytes);
+      if (fd.pipe->v55) co_return co_await pipe_write55(p, *fd.pipe, bytes);
       co_return co_await pipe_write40(p, *fd.pipe, bytes);
     case Fd::Kind::Socket:
       if (fd.sock->linux24) co_return co_await unix_send24(p, *fd.sock, bytes);
@@ -1147,6 +1342,7 @@ Co<int64_t> sys_read(Proc& p, Fd& fd, int64_t bytes) {
   switch (fd.kind) {
     case Fd::Kind::PipeRead:
       if (fd.pipe->linux24) co_return co_await pipe_read24(p, *fd.pipe, bytes);
+      if (fd.pipe->v55) co_return co_await pipe_read55(p, *fd.pipe, bytes);
       co_return co_await pipe_read40(p, *fd.pipe, bytes);
     case Fd::Kind::Socket:
       if (fd.sock->linux24) co_return co_await unix_recv24(p, *fd.sock, bytes);
@@ -1164,7 +1360,10 @@ Co<void> sys_poll_in(Proc& p, Fd& fd) {
     co_await p.wait_event(sk.sleep, [&sk] { return !sk.receive_queue.empty(); }, "poll");
   } else {
     Pipe& pipe = *fd.pipe;
-    co_await p.wait_event(pipe.wait, [&pipe] { return pipe.readable(); }, "poll");
+    // v5.15 pipe_poll(): poll_wait() on rd_wait (and wr_wait, which a
+    // reader's poll for input does not need) and pipe->poll_usage set.
+    if (pipe.v55) pipe.poll_usage = true;
+    co_await p.wait_event(pipe.v55 ? pipe.rd_wait : pipe.wait, [&pipe] { return pipe.readable(); }, "poll");
   }
 }
 

@@ -42,6 +42,14 @@ struct Pipe {
   int readers = 1, writers = 1;
   int waiting_writers = 0;
   WaitQueue wait;  // PIPE_WAIT: readers and writers share it
+  // PIPE_V55 (what-if, fs/pipe.c of v5.5 to 6.x): the reader's and the
+  // writers' own queues, each waited on exclusively; head/tail move under
+  // rd_wait's lock. Both locks sit on the mutex's line in v5.15's
+  // pipe_inode_info (mutex at 0, rd_wait at 32, wr_wait's lock at 56), the
+  // head and tail on the next, info_line.
+  bool v55 = false;
+  WaitQueue rd_wait, wr_wait;
+  bool poll_usage = false;  // set by pipe_poll(): every write wakes the reader
   SpinResource mutex;
   [[nodiscard]] bool readable() const { return linux24 ? len24 > 0 : !bufs.empty(); }
   // The pipe_lines switch (docs/design.md): pipe->mutex and pipe->wait
