@@ -85,7 +85,8 @@ const std::vector<FeatureInfo>& feature_catalog() {
        "and pipe_write() wait exclusively on separate rd_wait and wr_wait queues; a write wakes the reader only "
        "if the pipe was empty, and a read wakes one writer whenever the pipe was full when the read began, "
        "freed page or not (until 2025), so a writer waiting on a full pipe is woken by nearly every read and "
-       "mostly sleeps again; off = 4.0's, one shared queue, writers woken when a page empties"},
+       "mostly sleeps again; once poll() has looked at a pipe (poll_usage, 5.14-rc7 on) every write wakes its "
+       "reader; off = 4.0's, one shared queue, writers woken when a page empties"},
       {"SYNC_WAKEUPS", "linux24", "2.4 sync wakeups skip reschedule_idle() (no IPI, no preemption)"},
       {"SCHEDULE_TAIL_PUSH", "linux24",
        "__schedule_tail() offers a preempted task to another CPU via reschedule_idle()"},

@@ -316,35 +316,52 @@ Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
 // writer that finds it still full and sleeps again. The pipe's mutex is
 // the time reservation 4.0's path uses, and is not re-taken after a sleep.
 
-// wake_up_interruptible_sync_poll() on an exclusive queue: the lock (on
-// the mutex's line), the first entry, which it wakes and unlinks, and no
-// other (__wake_up_common() stops after one exclusive waiter).
+// A queue's list head: rd_wait's is on the mutex's line with its lock;
+// wr_wait's lock is there too (offset 56) but its head (64-79) is on the
+// next line, with head, tail, readers and writers (info_line).
+CacheLine& pipe_queue_head_line55(Pipe& pipe, const WaitQueue& wq) {
+  return &wq == &pipe.wr_wait ? pipe.info_line : pipe.mutex_wait_line;
+}
+// wake_up_interruptible_sync_poll(): the lock, then __wake_up_common()
+// walks the entries, waking every non-exclusive one (poll()'s) and
+// stopping after the first exclusive one, which it unlinks (autoremove),
+// writing the list head.
 Co<void> pipe_wake_up55(Proc& p, LinePath& path, Pipe& pipe, WaitQueue& wq) {
   if (!pipe.charge_lines) {
     co_await p.wake_up(wq, 1, WF_SYNC);
     co_return;
   }
-  const auto sleepers = sleepers_on(wq);
+  std::vector<const kernel::Task*> walked;
+  for (const auto& w : wq.waiters) {
+    if (w.task->state != kernel::TaskState::Interruptible) continue;
+    walked.push_back(w.task);
+    if (w.exclusive) break;
+  }
   path.locked(pipe.mutex_wait_line);
-  if (!sleepers.empty()) path.load(pipe_entry_of(pipe, sleepers.front()));
+  for (const kernel::Task* t : walked) path.load(pipe_entry_of(pipe, t));
   path.barrier();
   co_await charge(p, path.take_stall());
   co_await p.wake_up(wq, 1, WF_SYNC);
-  if (!sleepers.empty()) path.store(pipe_entry_of(pipe, sleepers.front()));
+  for (const kernel::Task* t : walked) path.store(pipe_entry_of(pipe, t));
+  if (!walked.empty()) path.store(pipe_queue_head_line55(pipe, wq));
   path.store(pipe.mutex_wait_line);
 }
 // wait_event_interruptible_exclusive(wq, ready()), called with the mutex
-// dropped: each turn prepare_to_wait_event() links the entry at the tail
-// under the queue's lock, then the condition is checked and the task
-// sleeps; a waker unlinks it (autoremove), so a woken task that finds the
-// condition false links it again. finish_wait() at the end.
+// dropped: the condition first (no wait if it holds); then each turn
+// prepare_to_wait_event() links the entry at the tail under the queue's
+// lock (writing the list head), the condition is checked again and the
+// task sleeps; a waker unlinks it (autoremove), so a woken task that finds
+// the condition false links it again. finish_wait() at the end.
 Co<void> pipe_wait_event55(Proc& p, LinePath& path, Pipe& pipe, WaitQueue& wq, const char* caller,
                            const std::function<bool()>& ready) {
+  if (ready()) co_return;
+  CacheLine& head = pipe_queue_head_line55(pipe, wq);
   for (;;) {
     if (pipe.charge_lines) {
       path.store(pipe_entry(p, pipe));
       path.locked(pipe.mutex_wait_line);
       path.store(pipe_entry(p, pipe));
+      path.store(head);
       co_await charge(p, path.take_stall());
     }
     if (ready()) break;
@@ -1360,8 +1377,8 @@ Co<void> sys_poll_in(Proc& p, Fd& fd) {
     co_await p.wait_event(sk.sleep, [&sk] { return !sk.receive_queue.empty(); }, "poll");
   } else {
     Pipe& pipe = *fd.pipe;
-    // v5.15 pipe_poll(): poll_wait() on rd_wait (and wr_wait, which a
-    // reader's poll for input does not need) and pipe->poll_usage set.
+    // v5.15 pipe_poll(): poll_wait() on rd_wait (wr_wait only for a file
+    // open for writing) and pipe->poll_usage set.
     if (pipe.v55) pipe.poll_usage = true;
     co_await p.wait_event(pipe.v55 ? pipe.rd_wait : pipe.wait, [&pipe] { return pipe.readable(); }, "poll");
   }
