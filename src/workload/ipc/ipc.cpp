@@ -178,6 +178,13 @@ Co<void> pipe_syscall(Proc& p, Pipe& pipe, int64_t hold) {
   co_await p.syscall(p.costs().syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
 }
 
+// After a write's wakeups: an smp_mb(), which waits for their stores, then
+// the path's stalls.
+Co<void> pipe_write_barrier(Proc& p, Pipe& pipe, LinePath& path) {
+  if (pipe.charge_lines) path.barrier();
+  co_await charge(p, path.take_stall());
+}
+
 // fs/pipe.c (v4.0) pipe_write()
 Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
   const auto& c = p.costs();
@@ -244,9 +251,8 @@ Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
   if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);
   if (do_wakeup) co_await pipe_wake_up(p, path, pipe);
   // Then sb_start_write_trylock() and, in vfs_write(), fsnotify_modify()'s
-  // srcu_read_lock(): each an smp_mb(), which waits for the wakeup's stores.
-  if (pipe.charge_lines) path.barrier();
-  co_await charge(p, path.take_stall());
+  // srcu_read_lock().
+  co_await pipe_write_barrier(p, pipe, path);
   co_return ret;
 }
 
@@ -435,9 +441,8 @@ Co<int64_t> pipe_write55(Proc& p, Pipe& pipe, int64_t total_len) {
   // or not."
   if (was_empty || pipe.poll_usage) co_await pipe_wake_up55(p, path, pipe, pipe.rd_wait);
   if (wake_next_writer) co_await pipe_wake_up55(p, path, pipe, pipe.wr_wait);
-  // sb_start_write_trylock() and file_update_time(): an smp_mb().
-  if (pipe.charge_lines) path.barrier();
-  co_await charge(p, path.take_stall());
+  // sb_start_write_trylock() and file_update_time().
+  co_await pipe_write_barrier(p, pipe, path);
   co_return ret;
 }
 
