@@ -185,6 +185,41 @@ Co<void> pipe_write_barrier(Proc& p, Pipe& pipe, LinePath& path) {
   co_await charge(p, path.take_stall());
 }
 
+// pipe_write()'s merge of a small write into the last buffer (4.0's and
+// 5.5's alike: anon pipe buffers can merge while the page has room), with
+// the slot's line. Returns whether it merged.
+bool pipe_merge_into_last(Proc& p, LinePath& path, Pipe& pipe, int64_t chars) {
+  if (pipe.bufs.empty() || chars == 0) return false;
+  Pipe::Buffer& last = pipe.bufs.back();
+  CacheLine& last_slot = pipe.buf_lines[pipe_slot(pipe, pipe.bufs.size() - 1)];
+  if (pipe.charge_lines) path.load(last_slot);  // ops, offset, len
+  if (last.offset + last.len + chars > PAGE_SIZE) return false;
+  last.len += chars;
+  last.writer_cpu = p.cpu();
+  if (pipe.charge_lines) path.store(last_slot);
+  return true;
+}
+// pipe_read()'s take of `chars` bytes from the buffer at the front, whose
+// slot the caller has loaded: the slot's store, and when the buffer is
+// spent its release (anon_pipe_buf_release() keeps the page as tmp_page
+// when there is none, and frees it otherwise) and the tail's move, on 5.5
+// under rd_wait's lock. Returns whether the buffer was spent.
+bool pipe_take_from_front(Proc& p, LinePath& path, Pipe& pipe, int64_t chars) {
+  Pipe::Buffer& buf = pipe.bufs.front();
+  buf.offset += chars;
+  buf.len -= chars;
+  if (pipe.charge_lines) path.store(pipe.buf_lines[static_cast<size_t>(pipe.curbuf_slot)]);
+  if (buf.len != 0) return false;
+  pipe.bufs.pop_front();
+  if (pipe.charge_lines) {
+    if (pipe.v55) path.locked(pipe.mutex_wait_line);
+    path.store(pipe.info_line);
+    if (pipe.tmp_page_reader_cpu < 0) pipe.tmp_page_reader_cpu = p.cpu();
+    pipe.curbuf_slot = pipe_slot(pipe, 1);
+  }
+  return true;
+}
+
 // fs/pipe.c (v4.0) pipe_write()
 Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
   const auto& c = p.costs();
@@ -200,17 +235,9 @@ Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
     path.load(pipe.info_line);
   }
   const int64_t chars = total_len & (PAGE_SIZE - 1);
-  if (!pipe.bufs.empty() && chars != 0) {
-    Pipe::Buffer& last = pipe.bufs.back();
-    CacheLine& last_slot = pipe.buf_lines[pipe_slot(pipe, pipe.bufs.size() - 1)];
-    if (pipe.charge_lines) path.load(last_slot);  // ops, offset, len
-    if (last.offset + last.len + chars <= PAGE_SIZE) {
-      last.len += chars;
-      last.writer_cpu = p.cpu();
-      do_wakeup = true;
-      ret = chars;
-      if (pipe.charge_lines) path.store(last_slot);
-    }
+  if (pipe_merge_into_last(p, path, pipe, chars)) {
+    do_wakeup = true;
+    ret = chars;
   }
   while (ret < total_len) {
     if (static_cast<int>(pipe.bufs.size()) < pipe.max_buffers) {
@@ -278,20 +305,7 @@ Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
       }
       co_await p.sys(copy_cost(p, buf.writer_cpu, chars));
       ret += chars;
-      buf.offset += chars;
-      buf.len -= chars;
-      if (pipe.charge_lines) path.store(slot);
-      if (buf.len == 0) {
-        pipe.bufs.pop_front();
-        do_wakeup = true;
-        if (pipe.charge_lines) {
-          // anon_pipe_buf_release() keeps the page as tmp_page when there is
-          // none (it frees it otherwise); curbuf and nrbufs move on.
-          path.store(pipe.info_line);
-          if (pipe.tmp_page_reader_cpu < 0) pipe.tmp_page_reader_cpu = p.cpu();
-          pipe.curbuf_slot = pipe_slot(pipe, 1);
-        }
-      }
+      if (pipe_take_from_front(p, path, pipe, chars)) do_wakeup = true;
       total_len -= chars;
       if (total_len == 0) break;
       if (!pipe.bufs.empty()) continue;
@@ -394,18 +408,9 @@ Co<int64_t> pipe_write55(Proc& p, Pipe& pipe, int64_t total_len) {
     path.load(pipe.info_line);          // pipe->readers, head, tail
   }
   bool was_empty = pipe.bufs.empty();
+  // "If it wasn't empty we try to merge new data into the last buffer."
   const int64_t chars = total_len & (PAGE_SIZE - 1);
-  if (chars && !was_empty) {
-    Pipe::Buffer& last = pipe.bufs.back();
-    CacheLine& last_slot = pipe.buf_lines[pipe_slot(pipe, pipe.bufs.size() - 1)];
-    if (pipe.charge_lines) path.load(last_slot);
-    if (last.offset + last.len + chars <= PAGE_SIZE) {
-      last.len += chars;
-      last.writer_cpu = p.cpu();
-      ret = chars;
-      if (pipe.charge_lines) path.store(last_slot);
-    }
-  }
+  if (pipe_merge_into_last(p, path, pipe, chars)) ret = chars;
   while (ret < total_len) {
     if (!pipe_full55(pipe)) {
       const int64_t copied = std::min(PAGE_SIZE, total_len - ret);
@@ -475,20 +480,7 @@ Co<int64_t> pipe_read55(Proc& p, Pipe& pipe, int64_t total_len) {
       if (pipe.charge_lines) path.load(slot);
       copy_ns += copy_cost(p, buf.writer_cpu, chars);
       ret += chars;
-      buf.offset += chars;
-      buf.len -= chars;
-      if (pipe.charge_lines) path.store(slot);
-      if (buf.len == 0) {
-        pipe.bufs.pop_front();
-        if (pipe.charge_lines) {
-          // pipe_buf_release() keeps the page as tmp_page; tail++ under
-          // spin_lock_irq(&pipe->rd_wait.lock).
-          if (pipe.tmp_page_reader_cpu < 0) pipe.tmp_page_reader_cpu = p.cpu();
-          path.locked(pipe.mutex_wait_line);
-          path.store(pipe.info_line);
-          pipe.curbuf_slot = pipe_slot(pipe, 1);
-        }
-      }
+      pipe_take_from_front(p, path, pipe, chars);
       total_len -= chars;
       if (total_len == 0) break;
       if (!pipe.bufs.empty()) continue;
