@@ -80,6 +80,23 @@ const std::vector<FeatureInfo>& feature_catalog() {
        "places it at min_vruntime minus the sleeper threshold whatever its own vruntime, so every wakee that "
        "changes CPU gets the full credit (12 ms on 8+ CPUs) and a new task ignores its parent's vruntime; "
        "off = 4.0, max(own vruntime, that floor)"},
+      {"EEVDF_V66", "cfs",
+       "what-if from v6.6 (147f3efaa241 \"sched/fair: Implement an EEVDF-like scheduling policy\" and its series): "
+       "the fair class's own rules become EEVDF's, on 4.0's wake placement, balancing and load tracking: each "
+       "entity asks for a slice (sysctl_sched_base_slice, 4.0's min granularity renamed: 3 ms on 8+ CPUs) and "
+       "gets a virtual deadline; the pick is the eligible entity (vruntime at or below the weighted average) with "
+       "the earliest deadline; a sleeper or migrating task keeps its lag (clamped to two slices) instead of the "
+       "sleeper credit (PLACE_LAG); a new task starts half a slice from its deadline (PLACE_DEADLINE_INITIAL); a "
+       "wakee preempts when it is what the pick would run, except that a running entity keeps the CPU until its "
+       "slice is used (RUN_TO_PARITY); no wakeup granularity, no buddies but NEXT_BUDDY (off), no tick check "
+       "beyond the deadline; not with group scheduling; off = 4.0's CFS"},
+      {"EEVDF_NO_RUN_TO_PARITY", "cfs",
+       "with EEVDF_V66, 6.6's sched_feat RUN_TO_PARITY written off (63304558ba5d \"sched/eevdf: Curb "
+       "wakeup-preemption\" added it on): an eligible wakee with an earlier deadline preempts a running entity "
+       "that has not used its slice"},
+      {"EEVDF_NO_PLACE_LAG", "cfs",
+       "with EEVDF_V66, 6.6's sched_feat PLACE_LAG written off: every enqueue places the entity at the queue's "
+       "average vruntime, with no lag kept from before its sleep or move"},
       {"PIPE_V55", "cfs",
        "what-if from v5.5 to 6.x (fs/pipe.c as Linus Torvalds rewrote it in 2019, read from v5.15): pipe_read() "
        "and pipe_write() wait exclusively on separate rd_wait and wr_wait queues; a write wakes the reader only "

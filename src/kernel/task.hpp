@@ -87,6 +87,12 @@ struct SchedEntity {
   // Position in the timeline (rbtree): key and insertion order.
   uint64_t tree_key = 0, tree_seq = 0;
   bool in_tree = false;
+  // EEVDF_V66 (v6.6 struct sched_entity): the lag saved at dequeue (and,
+  // while running, the deadline it was picked with: set_next_entity()'s
+  // "HACK"), the virtual deadline, and the requested slice (ns).
+  int64_t vlag = 0;
+  uint64_t deadline = 0;
+  uint64_t slice = 0;
 };
 
 struct Task {

@@ -1009,3 +1009,30 @@ TEST(Experiment, WakeupChecksAreAveragedOverTheRepeats) {
       EXPECT_EQ(binned, t.checks) << pair.first << " <- " << pair.second;
     }
 }
+
+// EEVDF_V66's RUN_TO_PARITY (v6.6 pick_eevdf()): a running task that has
+// not had a new slice since it was picked keeps the CPU against an
+// eligible wakee, so on a loaded socket messaging run some wakeup checks
+// are held that way and fewer preempt than with the feature written off;
+// avg_vruntime stays the sum over the tree either way (the invariants).
+TEST(RunOnce, EevdfRunToParityHoldsWakeupsUntilTheSliceIsUsed) {
+  const auto counters = [](const std::string& features) {
+    experiment::RunSpec spec;
+    spec.machine = "1s4c1t";
+    spec.kernel = "linux-4.0";
+    spec.features = features;
+    spec.bench = "messaging";
+    spec.bench_args = {"-g", "1", "-l", "100"};
+    const auto o = experiment::run_once(spec);
+    EXPECT_EQ(o.invariant_errors, "") << features;
+    std::map<std::string, int64_t> m(o.stats.policy.begin(), o.stats.policy.end());
+    return m;
+  };
+  auto parity = counters("EEVDF_V66");
+  auto no_parity = counters("EEVDF_V66,EEVDF_NO_RUN_TO_PARITY");
+  EXPECT_GT(parity.at("eevdf_parity_held"), parity.at("wakeup_preempt_checks") / 10);
+  EXPECT_EQ(no_parity.at("eevdf_parity_held"), 0);
+  EXPECT_LT(parity.at("wakeup_preemptions") * 10, no_parity.at("wakeup_preemptions") * 9);
+  EXPECT_EQ(parity.count("tick_preemptions_lead"), 1u);
+  EXPECT_EQ(parity.at("tick_preemptions_lead") + parity.at("tick_preemptions_slice_spent"), 0);
+}

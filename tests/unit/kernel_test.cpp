@@ -2042,3 +2042,61 @@ TEST(Cfs, MigratedWakeeFullCreditPlacesAMovedWakeeAtTheThreshold) {
   EXPECT_LE(stays40.lead_ns, 4700000);
   EXPECT_EQ(stays40.lead_ns, stays_bug.lead_ns);
 }
+
+namespace {
+// A sleeper that slept at once (so with no lag: it had run no more than
+// its fellow task), pinned to CPU 0, woken 10 ms in by a waker on CPU 1
+// while a hog has had CPU 0 to itself for 9 ms (1s2c1t). Returns the one
+// check of the sleeper against the hog.
+kernel::WakeupCheckTally check_of_a_long_sleeper(const std::string& features) {
+  TinySim s("1s2c1t", "linux-4.0", 1, features);
+  kernel::WaitQueue wq;
+  bool woken = false;
+  hw::CpuMask cpu0;
+  cpu0.set(0);
+  kernel::Task* sleeper = s.k.spawn("sleeper", [&](Proc& p) -> Co<void> {
+    co_await p.wait_event(wq, [&] { return woken; }, "test_wait");
+    co_await p.user(1000);
+  }, 0);
+  kernel::Task* hog_task = s.k.spawn("hog", [](Proc& p) -> Co<void> {
+    co_await p.nanosleep(1000000);
+    co_await hog(p, 20000000, 1000000);
+  }, 0);
+  s.k.set_cpus_allowed_ptr(sleeper, cpu0);
+  s.k.set_cpus_allowed_ptr(hog_task, cpu0);
+  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
+    co_await p.nanosleep(10000000);
+    woken = true;
+    co_await p.wake_up(wq, 1, 0);
+  }, 1);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "") << features;
+  const auto checks = s.k.policy().wakeup_checks_by_wchan();
+  const auto it = checks.find({"test_wait", "hrtimer_nanosleep"});  // the hog's last wait
+  if (it == checks.end()) {
+    ADD_FAILURE() << "no check of the sleeper beside the hog, " << features;
+    return {};
+  }
+  EXPECT_EQ(it->second.checks, 1) << features;
+  return it->second;
+}
+}  // namespace
+
+// EEVDF_V66 (v6.6 place_entity() with PLACE_LAG): a sleeper comes back
+// with the lag it left with, not 4.0's sleeper credit. After 9 ms asleep
+// beside a hog, 4.0 places it the threshold behind (latency 12 ms on 2
+// CPUs, halved: 6 ms) and it preempts (the lead beats the 2 ms wakeup
+// granularity). 6.6 places it at the queue's average, the hog's vruntime,
+// less the few microseconds of lag it slept with, and it does not preempt
+// the hog, whose deadline is no later than a whole slice from there.
+TEST(Cfs, EevdfPlacesALongSleeperByItsLagNotTheSleeperCredit) {
+  const auto v40 = check_of_a_long_sleeper("NO_START_DEBIT");
+  EXPECT_EQ(v40.lead_ns, 6000000);
+  EXPECT_EQ(v40.preemptions, 1);
+  const auto v66 = check_of_a_long_sleeper("EEVDF_V66");
+  EXPECT_GE(v66.lead_ns, -10000);
+  EXPECT_LE(v66.lead_ns, 10000);
+  EXPECT_EQ(v66.preemptions, 0);
+  // Without PLACE_LAG it lands exactly on the average.
+  EXPECT_EQ(check_of_a_long_sleeper("EEVDF_V66,EEVDF_NO_PLACE_LAG").lead_ns, 0);
+}

@@ -15,7 +15,9 @@
 // adds two readings of Josef Bacik's unmerged WAKE_IDLE_CPU patch, the
 // 2.6.2x SD_WAKE_IDLE search he compared it with, and Mike Galbraith's
 // merged wake_wide() rework (WAKE_WIDE_V2). A placement pays for
-// the other CPUs' runqueues it reads.
+// the other CPUs' runqueues it reads. What-ifs from later kernels put one
+// later rule on this 4.0 at a time; the largest, EEVDF_V66, swaps the
+// fair class's own rules for v6.6's EEVDF (section "EEVDF" below).
 //
 // Group scheduling (CONFIG_FAIR_GROUP_SCHED) is modelled for autogroup
 // (sysctl sched_autogroup_enabled=1, 4.0 only): one level of task groups, a
@@ -198,6 +200,10 @@ struct CfsRq {
   SchedEntity* last = nullptr;
   SchedEntity* skip = nullptr;
   uint64_t min_vruntime = static_cast<uint64_t>(-(1LL << 20));
+  // EEVDF_V66: the queued entities' (the running one excluded) weighted
+  // keys, sum of (vruntime - min_vruntime) * weight, and their weight.
+  int64_t avg_vruntime = 0;
+  int64_t avg_load = 0;
   int64_t load_weight = 0;
   int nr_running = 0;    // entities queued here
   int h_nr_running = 0;  // tasks queued here and below
@@ -257,7 +263,13 @@ class Cfs final : public SchedClass {
  public:
   explicit Cfs(SchedCore& core);
   std::string name() const override { return "cfs"; }
-  void features_changed() override { read_features(); }
+  void features_changed() override {
+    const bool eevdf = feats_.EEVDF_V66;
+    read_features();
+    // The queues' avg_vruntime sums are kept only under EEVDF_V66.
+    if (feats_.EEVDF_V66 != eevdf)
+      throw std::invalid_argument("EEVDF_V66: cannot be switched during a run (--features-at)");
+  }
   WakeupChecksByWchan wakeup_checks_by_wchan() const override;
   void task_fork(Task* p) override;
   void init_task_runnable_average(Task* p) override;
@@ -355,6 +367,17 @@ class Cfs final : public SchedClass {
     // threshold as long sleepers (a raise or a fall), with the feature only.
     if (feats_.MIGRATED_WAKEE_FULL_CREDIT)
       v.emplace_back("wakeups_placed_as_long_sleepers", placed_as_long_sleepers_);
+    if (feats_.EEVDF_V66) {
+      // Under EEVDF_V66 wakeup_credit_us is the lag the wakees were placed
+      // with (V - vruntime), and the tick counters stay 0: a slice ends
+      // when update_curr() finds the deadline reached. Of the wakeup
+      // checks, those whose wakee was ineligible, and those where
+      // RUN_TO_PARITY kept an eligible running entity that had not yet had
+      // a new slice since its pick.
+      v.emplace_back("eevdf_slice_expiries", eevdf_slice_expiries_);
+      v.emplace_back("eevdf_wakee_ineligible", eevdf_wakee_ineligible_);
+      v.emplace_back("eevdf_parity_held", eevdf_parity_held_);
+    }
     // And how far behind min_vruntime the wakees were placed (the sleeper
     // credit, signed: a wakee that ran ahead is placed above; summed, so
     // divide by wakeups_placed), and how far the running entity's vruntime
@@ -484,6 +507,18 @@ class Cfs final : public SchedClass {
   void update_min_vruntime(CfsRq& cfs);
   void update_curr(CfsRq& cfs);
   void place_entity(CfsRq& cfs, SchedEntity* se, bool initial);
+  // EEVDF_V66 (v6.6 fair.c): the fair class's rules of 6.6, on 4.0's
+  // placement, balancing and load tracking.
+  static int64_t entity_key(const CfsRq& cfs, const SchedEntity* se);
+  static void avg_vruntime_add(CfsRq& cfs, const SchedEntity* se);
+  static void avg_vruntime_sub(CfsRq& cfs, const SchedEntity* se);
+  static uint64_t avg_vruntime(const CfsRq& cfs);
+  static bool entity_eligible(const CfsRq& cfs, const SchedEntity* se);
+  void update_entity_lag(CfsRq& cfs, SchedEntity* se);
+  void update_deadline(CfsRq& cfs, SchedEntity* se);
+  void place_entity_eevdf(CfsRq& cfs, SchedEntity* se, bool initial, bool wakeup);
+  SchedEntity* pick_eevdf(CfsRq& cfs);
+  void check_preempt_wakeup_eevdf(int cpu, Task* p, int wake_flags);
   void account_entity_enqueue(CfsRq& cfs, SchedEntity* se);
   void account_entity_dequeue(CfsRq& cfs, SchedEntity* se);
   void enqueue_entity(CfsRq& cfs, SchedEntity* se, int flags);
@@ -628,6 +663,11 @@ class Cfs final : public SchedClass {
   int64_t wakeups_placed_ = 0, wakeup_credit_ns_ = 0, wakeup_preempt_lead_ns_ = 0;
   int64_t uncapped_sleep_ns_ = 0, uncapped_lag_at_sleep_ns_ = 0, uncapped_queue_advance_ns_ = 0;
   int64_t placed_as_long_sleepers_ = 0;  // MIGRATED_WAKEE_FULL_CREDIT's wakeups
+  // EEVDF_V66: update_deadline()'s reschedules of a running entity that
+  // reached its deadline with others queued; and of the wakeup checks,
+  // those whose wakee was not eligible, and those whose eligible running
+  // entity RUN_TO_PARITY kept (no new slice since its pick).
+  int64_t eevdf_slice_expiries_ = 0, eevdf_wakee_ineligible_ = 0, eevdf_parity_held_ = 0;
   // v5.4's LLC-wide state, indexed by llc_id (the LLC's first CPU):
   // sd_llc_shared->has_idle_cores and sd_llc->avg_scan_cost (ns).
   std::vector<char> has_idle_cores_;
@@ -637,6 +677,9 @@ class Cfs final : public SchedClass {
   // enqueue was ~5% of a pipe run.
 #define CFS_FEATURES(X) \
   X(CACHE_HOT_BUDDY) \
+  X(EEVDF_V66) \
+  X(EEVDF_NO_PLACE_LAG) \
+  X(EEVDF_NO_RUN_TO_PARITY) \
   X(GENTLE_FAIR_SLEEPERS) \
   X(GROUP_ENTITY_REFRESH) \
   X(GROUP_RUNNABLE_WEIGHT) \
@@ -707,6 +750,8 @@ Cfs::Cfs(SchedCore& core) : core_(core) {
   read_features();
   group_sched_ =
       core.config().sysctl("sched_autogroup_enabled") != 0 || core.config().sysctl("fair_group_sched") != 0;
+  if (group_sched_ && feats_.EEVDF_V66)
+    throw std::invalid_argument("EEVDF_V66: modelled without group scheduling (sched_autogroup_enabled=0, fair_group_sched=0)");
   if (group_sched_ && version() < 400)
     throw std::invalid_argument(
         "sched_autogroup_enabled, fair_group_sched: group scheduling is modelled only as in Linux 4.0");
@@ -795,10 +840,12 @@ void Cfs::tree_insert(CfsRq& cfs, SchedEntity* se) {
   se->in_tree = true;
   cfs.timeline.insert({se->tree_key, se->tree_seq});
   cfs.by_seq[se->tree_seq] = se;
+  if (feats_.EEVDF_V66) avg_vruntime_add(cfs, se);
 }
 
 void Cfs::tree_erase(CfsRq& cfs, SchedEntity* se) {
   if (!se->in_tree) return;
+  if (feats_.EEVDF_V66) avg_vruntime_sub(cfs, se);
   cfs.timeline.erase({se->tree_key, se->tree_seq});
   cfs.by_seq.erase(se->tree_seq);
   se->in_tree = false;
@@ -806,14 +853,21 @@ void Cfs::tree_erase(CfsRq& cfs, SchedEntity* se) {
 
 void Cfs::update_min_vruntime(CfsRq& cfs) {
   uint64_t vruntime = cfs.min_vruntime;
-  if (cfs.curr) vruntime = cfs.curr->vruntime;
+  // v6.6 reads the running entity only while it is queued.
+  const SchedEntity* curr = cfs.curr && (cfs.curr->on_rq || !feats_.EEVDF_V66) ? cfs.curr : nullptr;
+  if (curr) vruntime = curr->vruntime;
   if (SchedEntity* left = pick_first(cfs)) {
-    if (!cfs.curr)
+    if (!curr)
       vruntime = left->vruntime;
     else if (static_cast<int64_t>(left->vruntime - vruntime) < 0)
       vruntime = left->vruntime;
   }
-  if (static_cast<int64_t>(vruntime - cfs.min_vruntime) > 0) cfs.min_vruntime = vruntime;
+  const auto delta = static_cast<int64_t>(vruntime - cfs.min_vruntime);
+  if (delta > 0) {
+    // __update_min_vruntime(): the keys move back by delta (avg_vruntime_update()).
+    if (feats_.EEVDF_V66) cfs.avg_vruntime -= cfs.avg_load * delta;
+    cfs.min_vruntime = vruntime;
+  }
 }
 
 // update_curr() (4.0 fair.c) reads rq_clock_task(), not the time: after a
@@ -830,6 +884,7 @@ void Cfs::update_curr(CfsRq& cfs) {
   curr->exec_start = now;
   curr->sum_exec_runtime += delta_exec;
   curr->vruntime += calc_delta_fair(static_cast<uint64_t>(delta_exec), curr);
+  if (feats_.EEVDF_V66) update_deadline(cfs, curr);
   update_min_vruntime(cfs);
 }
 
@@ -875,6 +930,173 @@ void Cfs::place_entity(CfsRq& cfs, SchedEntity* se, bool initial) {
       uncapped_lag_at_sleep_ns_ += p.lag_at_sleep_ns;
       uncapped_queue_advance_ns_ += uncapped_credit - p.lag_at_sleep_ns;
     }
+  }
+}
+
+// -------------------------------------------------------------- EEVDF ---
+// EEVDF_V66, a what-if: the fair class's own rules as v6.6 has them
+// (kernel/sched/fair.c after 147f3efaa241 "sched/fair: Implement an
+// EEVDF-like scheduling policy" and its series, with features.h's
+// defaults PLACE_LAG, PLACE_DEADLINE_INITIAL and RUN_TO_PARITY on,
+// NEXT_BUDDY off), put on 4.0's placement, balancing and PELT as the
+// stop-60 what-if put 6.3's placement bug there. An entity asks for a
+// slice (sysctl_sched_base_slice: 4.0's min granularity renamed, 0.75 ms
+// scaled to 3 ms on 8+ CPUs), gets a virtual deadline one slice of its
+// weight ahead, and the pick is the eligible entity (vruntime at or
+// below the queue's weighted average V) with the earliest deadline. A
+// sleeper keeps the lag it had when it left (V - vruntime, clamped to two
+// slices), scaled for the weight it brings back; there is no sleeper
+// credit, no wakeup granularity and no tick check of the slice beyond the
+// deadline's renewal. Where it falls short: pick_eevdf() finds what
+// __pick_eevdf()'s heap search over the augmented tree finds, the
+// eligible entity with the earliest deadline, by a walk in vruntime
+// order, so among queued entities with equal deadlines it takes the
+// lowest vruntime where the heap search takes whichever it meets first;
+// not combined with group scheduling; reweight_entity()'s lag rescaling
+// is not modelled (nice never changes here).
+
+// entity_key(): the entity's vruntime relative to the queue's
+// min_vruntime, the origin avg_vruntime is kept against.
+int64_t Cfs::entity_key(const CfsRq& cfs, const SchedEntity* se) {
+  return static_cast<int64_t>(se->vruntime - cfs.min_vruntime);
+}
+
+// avg_vruntime_add()/avg_vruntime_sub(): __enqueue_entity() and
+// __dequeue_entity() keep the sums over the tree's entities.
+void Cfs::avg_vruntime_add(CfsRq& cfs, const SchedEntity* se) {
+  cfs.avg_vruntime += entity_key(cfs, se) * se->load_weight;
+  cfs.avg_load += se->load_weight;
+}
+
+void Cfs::avg_vruntime_sub(CfsRq& cfs, const SchedEntity* se) {
+  cfs.avg_vruntime -= entity_key(cfs, se) * se->load_weight;
+  cfs.avg_load -= se->load_weight;
+}
+
+// avg_vruntime(): V, the weighted average vruntime of the queued entities
+// and the running one, rounded towards minus infinity.
+uint64_t Cfs::avg_vruntime(const CfsRq& cfs) {
+  int64_t avg = cfs.avg_vruntime;
+  int64_t load = cfs.avg_load;
+  if (const SchedEntity* curr = cfs.curr; curr && curr->on_rq) {
+    avg += entity_key(cfs, curr) * curr->load_weight;
+    load += curr->load_weight;
+  }
+  if (load) {
+    if (avg < 0) avg -= load - 1;  // "sign flips effective floor / ceil"
+    avg /= load;
+  }
+  return cfs.min_vruntime + static_cast<uint64_t>(avg);
+}
+
+// entity_eligible(): lag >= 0, i.e. vruntime <= V, compared without the
+// division: sum((v_i - v0) * w_i) >= (v - v0) * sum(w_i).
+bool Cfs::entity_eligible(const CfsRq& cfs, const SchedEntity* se) {
+  int64_t avg = cfs.avg_vruntime;
+  int64_t load = cfs.avg_load;
+  if (const SchedEntity* curr = cfs.curr; curr && curr->on_rq) {
+    avg += entity_key(cfs, curr) * curr->load_weight;
+    load += curr->load_weight;
+  }
+  return avg >= entity_key(cfs, se) * load;
+}
+
+// update_entity_lag() (at every dequeue): the entity's lag, clamped to
+// its weight's share of two slices (a tick at least).
+void Cfs::update_entity_lag(CfsRq& cfs, SchedEntity* se) {
+  const int64_t lag = static_cast<int64_t>(avg_vruntime(cfs) - se->vruntime);
+  const auto limit = static_cast<int64_t>(
+      calc_delta_fair(std::max<uint64_t>(2 * se->slice, static_cast<uint64_t>(core_.config().tick_ns())), se));
+  se->vlag = std::clamp(lag, -limit, limit);
+}
+
+// update_deadline() (from update_curr()): a running entity that reached
+// its deadline asks for a new slice, and yields the CPU if others queue.
+void Cfs::update_deadline(CfsRq& cfs, SchedEntity* se) {
+  if (static_cast<int64_t>(se->vruntime - se->deadline) < 0) return;
+  se->slice = min_gran_;
+  se->deadline = se->vruntime + calc_delta_fair(se->slice, se);
+  if (cfs.nr_running > 1) {
+    ++eevdf_slice_expiries_;
+    core_.resched_curr(cfs.cpu);
+    clear_buddies(cfs, se);
+  }
+}
+
+// place_entity() of v6.6, called on every enqueue before the entity is
+// counted on the queue: placed at V minus its saved lag, the lag grown by
+// (W + w) / W so that adding it to the average leaves it that lag
+// (PLACE_LAG); a new task starts with half a slice to its deadline
+// (PLACE_DEADLINE_INITIAL).
+void Cfs::place_entity_eevdf(CfsRq& cfs, SchedEntity* se, bool initial, bool wakeup) {
+  const uint64_t vruntime = avg_vruntime(cfs);
+  int64_t lag = 0;
+  se->slice = min_gran_;
+  uint64_t vslice = calc_delta_fair(se->slice, se);
+  if (!feats_.EEVDF_NO_PLACE_LAG && cfs.nr_running) {
+    lag = se->vlag;
+    int64_t load = cfs.avg_load;
+    if (const SchedEntity* curr = cfs.curr; curr && curr->on_rq) load += curr->load_weight;
+    lag *= load + se->load_weight;
+    if (!load) load = 1;
+    lag /= load;  // div_s64(): truncates towards zero
+  }
+  se->vruntime = vruntime - static_cast<uint64_t>(lag);
+  if (initial) vslice /= 2;
+  se->deadline = se->vruntime + vslice;
+  if (wakeup && se->task) {
+    ++wakeups_placed_;
+    wakeup_credit_ns_ += lag;
+  }
+}
+
+// pick_eevdf(): the running entity while it is eligible and has not had
+// a new slice since it was picked (RUN_TO_PARITY: its deadline is still
+// the one set_next_entity() stashed in vlag); else the eligible entity
+// with the earliest deadline. Eligibility falls with vruntime, so the
+// tree, in vruntime order, is eligible up to its first ineligible entity.
+SchedEntity* Cfs::pick_eevdf(CfsRq& cfs) {
+  SchedEntity* curr = cfs.curr;
+  if (curr && (!curr->on_rq || !entity_eligible(cfs, curr))) curr = nullptr;
+  if (!feats_.EEVDF_NO_RUN_TO_PARITY && curr && curr->vlag == static_cast<int64_t>(curr->deadline)) return curr;
+  SchedEntity* best = curr;  // __pick_eevdf(): a queued entity must beat it outright
+  for (const auto& [key, seq] : cfs.timeline) {
+    SchedEntity* se = cfs.by_seq.at(seq);
+    if (!entity_eligible(cfs, se)) break;
+    if (!best || static_cast<int64_t>(best->deadline - se->deadline) > 0) best = se;
+  }
+  if (!best) best = pick_first(cfs);  // "EEVDF scheduling fail, picking leftmost"
+  return best;
+}
+
+// check_preempt_wakeup() of v6.6: the wakee preempts when it is what
+// pick_eevdf() would run now.
+void Cfs::check_preempt_wakeup_eevdf(int cpu, Task* p, int wake_flags) {
+  Task* curr_task = core_.curr(cpu);
+  if (!curr_task || curr_task == p) return;
+  SchedEntity* se = &curr_task->se;
+  SchedEntity* pse = &p->se;
+  if (!se->cfs_rq || se->cfs_rq->curr != se) return;
+  if (feats_.NEXT_BUDDY && !(wake_flags & WF_FORK)) set_buddy(pse, &CfsRq::next);
+  if (core_.need_resched(cpu)) return;
+  if (!feats_.WAKEUP_PREEMPTION) return;
+  CfsRq& cfs = *se->cfs_rq;  // no groups: both tasks on the root queue
+  update_curr(cfs);
+  ++wakeup_preempt_checks_;
+  wakeup_preempt_checks_queued_ += cfs.nr_running;
+  const int64_t lead = static_cast<int64_t>(se->vruntime - pse->vruntime);
+  wakeup_preempt_lead_ns_ += lead;
+  WakeupCheckTally& pair = check_tally(p, curr_task, wake_flags);
+  ++pair.checks;
+  pair.add_lead(lead);
+  if (!entity_eligible(cfs, pse)) ++eevdf_wakee_ineligible_;
+  else if (!feats_.EEVDF_NO_RUN_TO_PARITY && entity_eligible(cfs, se) &&
+           se->vlag == static_cast<int64_t>(se->deadline))
+    ++eevdf_parity_held_;
+  if (pick_eevdf(cfs) == pse) {
+    core_.resched_curr(cpu);
+    ++wakeup_preemptions_;
+    ++pair.preemptions;
   }
 }
 
@@ -1154,6 +1376,20 @@ void Cfs::account_entity_dequeue(CfsRq& cfs, SchedEntity* se) {
 }
 
 void Cfs::enqueue_entity(CfsRq& cfs, SchedEntity* se, int flags) {
+  if (feats_.EEVDF_V66) {
+    // v6.6 enqueue_entity(): every enqueue places the entity from its lag,
+    // the running one before update_curr(), any other after it, and
+    // before it is counted on the queue.
+    const bool curr = cfs.curr == se;
+    if (curr) place_entity_eevdf(cfs, se, false, flags & ENQUEUE_WAKEUP);
+    update_curr(cfs);
+    enqueue_entity_load_avg(cfs, se, flags & ENQUEUE_WAKEUP);
+    if (!curr) place_entity_eevdf(cfs, se, false, flags & ENQUEUE_WAKEUP);
+    account_entity_enqueue(cfs, se);
+    if (!curr) tree_insert(cfs, se);
+    se->on_rq = true;
+    return;
+  }
   if (feats_.WAKE_RENORM_V47) {
     // v4.7 enqueue_entity(): the current entity is made absolute before
     // update_curr(), any other after it, "such that we're placed at the
@@ -1183,10 +1419,13 @@ void Cfs::dequeue_entity(CfsRq& cfs, SchedEntity* se, int flags) {
   update_curr(cfs);
   dequeue_entity_load_avg(cfs, se, flags & DEQUEUE_SLEEP);
   clear_buddies(cfs, se);
+  if (feats_.EEVDF_V66) update_entity_lag(cfs, se);
   if (se != cfs.curr) tree_erase(cfs, se);
   se->on_rq = false;
   account_entity_dequeue(cfs, se);
-  if (!(flags & DEQUEUE_SLEEP)) se->vruntime -= cfs.min_vruntime;
+  // (v6.6 carries the lag instead: e8f331bcc270 "sched/smp: Use lag to
+  // simplify cross-runqueue placement".)
+  if (!(flags & DEQUEUE_SLEEP) && !feats_.EEVDF_V66) se->vruntime -= cfs.min_vruntime;
   update_min_vruntime(cfs);
   update_cfs_shares(cfs);
   if ((flags & DEQUEUE_SLEEP) && se->task) {
@@ -1278,6 +1517,13 @@ int Cfs::wakeup_preempt_entity(const SchedEntity* curr, const SchedEntity* se, i
 // pick_next_entity(): curr, when given, is still running and not in the
 // tree (the group path of pick_next_task_fair()).
 SchedEntity* Cfs::pick_next_entity(CfsRq& cfs, SchedEntity* curr) {
+  if (feats_.EEVDF_V66) {
+    // v6.6 pick_next_entity(): NEXT_BUDDY's wakee if eligible, else pick_eevdf().
+    SchedEntity* se = feats_.NEXT_BUDDY && cfs.next && entity_eligible(cfs, cfs.next) ? cfs.next : pick_eevdf(cfs);
+    if (se == cfs.next && se != pick_first(cfs)) ++next_buddy_picks_;
+    clear_buddies(cfs, se);  // set_next_entity()
+    return se;
+  }
   SchedEntity* left = pick_first(cfs);
   if (!left || (curr && entity_before(curr, left))) left = curr;
   SchedEntity* se = left;
@@ -1301,6 +1547,9 @@ SchedEntity* Cfs::pick_next_entity(CfsRq& cfs, SchedEntity* curr) {
 
 void Cfs::set_next_entity(CfsRq& cfs, SchedEntity* se) {
   tree_erase(cfs, se);
+  // v6.6: "HACK, stash a copy of deadline at the point of pick in vlag,
+  // which isn't used until dequeue" (RUN_TO_PARITY reads it).
+  if (feats_.EEVDF_V66 && se->on_rq) se->vlag = static_cast<int64_t>(se->deadline);
   se->exec_start = clock_task(cfs.cpu);
   cfs.curr = se;
   se->prev_sum_exec_runtime = se->sum_exec_runtime;
@@ -1348,13 +1597,19 @@ void Cfs::task_fork(Task* p) {
   SchedEntity* curr = cfs.curr;
   core_.update_rq_clock(cpu);
   update_curr(cfs);
-  if (curr) p->se.vruntime = curr->vruntime;
-  place_entity(cfs, &p->se, true);
-  if (core_.config().sysctl("sched_child_runs_first") && curr && entity_before(curr, &p->se)) {
-    std::swap(curr->vruntime, p->se.vruntime);
-    core_.resched_curr(cpu);
+  if (feats_.EEVDF_V66) {
+    // v6.6 task_fork_fair(): place_entity(cfs_rq, se, ENQUEUE_INITIAL);
+    // wake_up_new_task()'s enqueue places it again on its new queue.
+    place_entity_eevdf(cfs, &p->se, true, false);
+  } else {
+    if (curr) p->se.vruntime = curr->vruntime;
+    place_entity(cfs, &p->se, true);
+    if (core_.config().sysctl("sched_child_runs_first") && curr && entity_before(curr, &p->se)) {
+      std::swap(curr->vruntime, p->se.vruntime);
+      core_.resched_curr(cpu);
+    }
+    p->se.vruntime -= cfs.min_vruntime;
   }
-  p->se.vruntime -= cfs.min_vruntime;
   if (p->parent) {
     // dup_task_struct copies the wake_wide bookkeeping.
     p->wakee_flips = p->parent->wakee_flips;
@@ -1441,6 +1696,12 @@ void Cfs::yield_task(int cpu) {
   core_.update_rq_clock(cpu);
   update_curr(cfs);
   core_.rq_clock_skip_update(cpu);
+  if (feats_.EEVDF_V66) {
+    // v6.6 yield_task_fair(): "Tell update_rq_clock() ...", then push the
+    // deadline one slice out instead of the skip buddy.
+    curr->deadline += calc_delta_fair(curr->slice, curr);
+    return;
+  }
   set_buddy(curr, &CfsRq::skip);
 }
 
@@ -1456,6 +1717,7 @@ void Cfs::check_preempt_curr(int cpu, Task* p, int wake_flags) {
 }
 
 void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
+  if (feats_.EEVDF_V66) return check_preempt_wakeup_eevdf(cpu, p, wake_flags);
   Task* curr_task = core_.curr(cpu);
   if (!curr_task || curr_task == p) return;
   SchedEntity* se = &curr_task->se;
@@ -1642,7 +1904,9 @@ void Cfs::entity_tick(CfsRq& cfs, SchedEntity* curr) {
   update_entity_load_avg(curr, true);
   update_cfs_rq_blocked_load(cfs, true);
   if (group_sched_) update_cfs_shares(cfs);
-  if (cfs.nr_running > 1) check_preempt_tick(cfs, curr);
+  // v6.6 has no check_preempt_tick(): update_curr()'s update_deadline()
+  // ends the slice.
+  if (cfs.nr_running > 1 && !feats_.EEVDF_V66) check_preempt_tick(cfs, curr);
 }
 
 void Cfs::task_tick(int cpu, Task* curr) {
@@ -1915,7 +2179,7 @@ int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_f
   if (sd_flag & SD_BALANCE_WAKE) {
     // task_waking_fair(): vruntime relative to the old queue; record_wakee().
     // From v4.7 only a migrating wakee is made relative (migrate_task_rq()).
-    if (!feats_.WAKE_RENORM_V47) p->se.vruntime -= p->se.cfs_rq->min_vruntime;
+    if (!feats_.WAKE_RENORM_V47 && !feats_.EEVDF_V66) p->se.vruntime -= p->se.cfs_rq->min_vruntime;
     if (version() >= 312) record_wakee(p);
   }
   if (p->cpus_allowed.weight() == 1) return p->cpus_allowed.first();
@@ -3022,6 +3286,17 @@ std::string Cfs::check_invariants() const {
     if (queued_load != cfs.runnable_load_avg)
       err << what << " cpu" << c << " runnable_load_avg " << cfs.runnable_load_avg << " != queued " << queued_load << "; ";
     if (cfs.blocked_load_avg < 0) err << what << " cpu" << c << " negative blocked load; ";
+    if (feats_.EEVDF_V66) {
+      // avg_vruntime and avg_load, kept by deltas, against the tree.
+      int64_t keys = 0, load = 0;
+      for (const auto& [seq, se] : cfs.by_seq) {
+        keys += entity_key(cfs, se) * se->load_weight;
+        load += se->load_weight;
+      }
+      if (keys != cfs.avg_vruntime || load != cfs.avg_load)
+        err << what << " cpu" << c << " avg_vruntime " << cfs.avg_vruntime << "/" << cfs.avg_load << " != tree "
+            << keys << "/" << load << "; ";
+    }
   };
   for (int c = 0; c < core_.nr_cpus(); ++c) {
     const Rq& r = rq(c);
