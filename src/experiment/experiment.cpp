@@ -110,6 +110,22 @@ const OffCpuMetric OFF_CPU_METRICS[] = {
     {"off_cpu_wait_avg:", "ms", [](const obs::OffCpuTimes& o) { return per_episode_ms(o.wait_ns, o.count); }},
     {"off_cpu_delay_avg:", "ms", [](const obs::OffCpuTimes& o) { return per_episode_ms(o.delay_ns, o.count); }},
 };
+// A role's share of the time on a CPU of all roles' tasks, in percent:
+// "cpu_time_share:<role>" (e.g. "cpu_time_share:receiver"); 0 for a role no
+// task has. The split the fair class charges vruntime from.
+constexpr const char* kRoleSharePrefix = "cpu_time_share:";
+bool is_role_share_metric(const std::string& name) {
+  const std::string prefix = kRoleSharePrefix;
+  return name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0;
+}
+double role_share_percent(const obs::Summary& s, const std::string& role) {
+  int64_t total = 0;
+  for (const auto& [r, t] : s.cpu_time_by_role) total += t.run_ns;
+  const auto it = s.cpu_time_by_role.find(role);
+  return total > 0 && it != s.cpu_time_by_role.end()
+             ? 100.0 * static_cast<double>(it->second.run_ns) / static_cast<double>(total)
+             : 0.0;
+}
 const OffCpuMetric* off_cpu_metric(const std::string& name) {
   for (const auto& m : OFF_CPU_METRICS) {
     const std::string prefix = m.prefix;
@@ -123,13 +139,14 @@ std::vector<std::string> stat_metric_names() {
   std::vector<std::string> v;
   for (const auto& m : STAT_METRICS) v.emplace_back(m.name);
   for (const auto& m : OFF_CPU_METRICS) v.emplace_back(std::string(m.prefix) + "<wchan>");
+  v.emplace_back(std::string(kRoleSharePrefix) + "<role>");
   return v;
 }
 
 bool is_stat_metric(const std::string& name) {
   for (const auto& m : STAT_METRICS)
     if (name == m.name) return true;
-  return off_cpu_metric(name) != nullptr;
+  return off_cpu_metric(name) != nullptr || is_role_share_metric(name);
 }
 
 std::vector<workload::Metric> stat_metrics_of(const obs::Summary& s, const std::vector<std::string>& names) {
@@ -141,6 +158,8 @@ std::vector<workload::Metric> stat_metrics_of(const obs::Summary& s, const std::
       const auto it = s.off_cpu.find(n.substr(std::string(m->prefix).size()));
       out.push_back({n, m->unit, false, m->value(it == s.off_cpu.end() ? obs::OffCpuTimes{} : it->second)});
     }
+    if (is_role_share_metric(n))
+      out.push_back({n, "%", false, role_share_percent(s, n.substr(std::string(kRoleSharePrefix).size()))});
   }
   return out;
 }
@@ -454,6 +473,7 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
           for (const auto& [kind, b] : x.balance) avg.balance.emplace(kind, obs::BalanceCounters{});
           for (const auto& [where, cnt] : x.sleeps) avg.sleeps.emplace(where, 0);
           for (const auto& [where, o] : x.off_cpu) avg.off_cpu.emplace(where, obs::OffCpuTimes{});
+          for (const auto& [role, r] : x.cpu_time_by_role) avg.cpu_time_by_role.emplace(role, obs::RoleTimes{});
           for (const auto& [pair, t] : x.wakeup_checks) avg.wakeup_checks.emplace(pair, kernel::WakeupCheckTally{});
         }
         const double n = static_cast<double>(sums.size());
@@ -488,6 +508,12 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
             o.wait_max_ns = std::max(o.wait_max_ns, get(x).wait_max_ns);
             o.delay_max_ns = std::max(o.delay_max_ns, get(x).delay_max_ns);
           }
+        }
+        for (auto& [role, r] : avg.cpu_time_by_role) {
+          auto get = [&](const obs::Summary& x) { return value_or_zero(x.cpu_time_by_role, role); };
+          r.run_ns = avg_i([&](const obs::Summary& x) { return get(x).run_ns; });
+          r.sleeps = avg_i([&](const obs::Summary& x) { return get(x).sleeps; });
+          r.preempted = avg_i([&](const obs::Summary& x) { return get(x).preempted; });
         }
         // The same for the wakeup checks: lead_ns / checks stays the pooled
         // mean, and the lead's quantiles come from the pooled bins. A pair
@@ -828,6 +854,10 @@ nlohmann::json summary_json(const obs::Summary& s) {
                   {"delay_max_ms", static_cast<double>(o.delay_max_ns) / 1e6}};
   }
   j["off_cpu"] = off;
+  nlohmann::json roles = nlohmann::json::object();
+  for (const auto& [role, r] : s.cpu_time_by_role)
+    roles[role] = {{"run_ms", static_cast<double>(r.run_ns) / 1e6}, {"sleeps", r.sleeps}, {"preempted", r.preempted}};
+  j["cpu_time_by_role"] = roles;
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& [pair, t] : s.wakeup_checks)
     checks.push_back({{"queued", pair.first},

@@ -166,6 +166,10 @@ struct Task {
   int64_t working_set_bytes = 16 * 1024;
   // Where the task last went to sleep, as /proc/PID/wchan names it.
   const char* wchan = nullptr;
+  // A workload's name for the task's part in it ("sender", "receiver"), for
+  // the statistics only: the time on a CPU by role (obs::RoleTimes) is the
+  // ledger the fair class charges vruntime from. nullptr: not counted.
+  const char* role = nullptr;
   int64_t cache_mark = INT64_MIN / 2;  // its cache CPU's bytes_touched when it left
   int64_t nr_switches = 0;
   int64_t nr_migrations = 0;

@@ -16,10 +16,37 @@ void count_switch(const kernel::Task* prev, PrevState st, const kernel::Task* ne
   if (st == PrevState::Sleeping) ++sleeps[prev->wchan ? prev->wchan : "schedule"];
 }
 
+// A run of a task with a role ends: its time since the switch-in, or since
+// the window opened, goes to the role's ledger.
+void StatsCollector::close_run(const kernel::Task* p, int64_t t, PrevState st) {
+  const auto pid = static_cast<size_t>(p->pid);
+  if (pid >= switched_in_at_.size() || switched_in_at_[pid] < 0) return;
+  auto& r = by_role_ptr_[p->role];
+  r.run_ns += t - std::max(switched_in_at_[pid], t_reset_);
+  r.sleeps += st == PrevState::Sleeping;
+  r.preempted += st == PrevState::Preempted;
+  switched_in_at_[pid] = -1;
+}
+
+// A task's last run ends at its exit, as its sum_exec_runtime does at the
+// sched_process_exit tracepoint: the run's last exit has no switch after it.
+void StatsCollector::on_exit(int64_t t, int, const kernel::Task* p) {
+  if (p->role && p->pid >= 0) close_run(p, t, PrevState::Dead);
+}
+
 void StatsCollector::on_switch(int64_t t, int, const kernel::Task* prev, PrevState st,
                                const kernel::Task* next) {
   count_switch(prev, st, next, s_.context_switches, s_.involuntary_switches, s_.sleeps);
-  if (!prev || prev == next || prev->pid < 0) return;
+  if (prev == next) return;
+  if (prev && prev->role && prev->pid >= 0) close_run(prev, t, st);
+  // Every switch-in is noted: a workload names a role from the task's code,
+  // so during its first run.
+  if (next && next->pid >= 0) {
+    const auto pid = static_cast<size_t>(next->pid);
+    if (switched_in_at_.size() <= pid) switched_in_at_.resize(pid + 1, -1);
+    switched_in_at_[pid] = t;
+  }
+  if (!prev || prev->pid < 0) return;
   const auto pid = static_cast<size_t>(prev->pid);
   if (switched_out_.size() <= pid) switched_out_.resize(pid + 1);
   auto& out = switched_out_[pid];
@@ -117,6 +144,7 @@ void StatsCollector::reset(kernel::Kernel& k) {
   s_ = Summary{};
   switched_out_.clear();
   off_cpu_by_ptr_.clear();
+  by_role_ptr_.clear();  // runs under way keep their switch-in: close_run() clips them
   delays_.clear();
   idle_entries_.clear();
   remote_wakeups_by_level_.clear();
@@ -199,6 +227,20 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     m.wait_max_ns = std::max(m.wait_max_ns, o.wait_max_ns);
     m.delay_max_ns = std::max(m.delay_max_ns, o.delay_max_ns);
   }
+  for (const auto& [role, r] : by_role_ptr_) {
+    auto& m = s.cpu_time_by_role[role];
+    m.run_ns += r.run_ns;
+    m.sleeps += r.sleeps;
+    m.preempted += r.preempted;
+  }
+  // Runs still under way count up to now, as the window closes on them.
+  for (int c = 0; c < k.nr_cpus(); ++c) {
+    const kernel::Task* p = k.curr(c);
+    if (!p || !p->role || p->pid < 0) continue;
+    const auto pid = static_cast<size_t>(p->pid);
+    if (pid < switched_in_at_.size() && switched_in_at_[pid] >= 0)
+      s.cpu_time_by_role[p->role].run_ns += k.now_ns() - std::max(switched_in_at_[pid], t_reset_);
+  }
   s.sched_runs = runs_;
   if (runs_) s.sched_delay_avg_us = static_cast<double>(queued_total_ns_ / 1000.0L / runs_);
   s.sched_delay_total_ms = static_cast<double>(queued_total_ns_ / 1e6L);
@@ -258,6 +300,18 @@ std::string format_summary(const Summary& s) {
                     static_cast<long long>(w.count), static_cast<double>(w.wait_ns) / n / 1e6,
                     static_cast<double>(w.wait_max_ns) / 1e6, static_cast<double>(w.delay_ns) / n / 1e6,
                     static_cast<double>(w.delay_max_ns) / 1e6);
+      o << buf;
+    }
+  }
+  if (!s.cpu_time_by_role.empty()) {
+    int64_t total = 0;
+    for (const auto& [role, r] : s.cpu_time_by_role) total += r.run_ns;
+    o << "  time on a CPU by role  ms, share, then how its runs ended: asleep (voluntary) or preempted\n";
+    for (const auto& [role, r] : s.cpu_time_by_role) {
+      std::snprintf(buf, sizeof buf, "    %-24s %10.3f  %5.1f%%  asleep %10lld  preempted %10lld\n", role.c_str(),
+                    static_cast<double>(r.run_ns) / 1e6,
+                    total > 0 ? 100.0 * static_cast<double>(r.run_ns) / static_cast<double>(total) : 0.0,
+                    static_cast<long long>(r.sleeps), static_cast<long long>(r.preempted));
       o << buf;
     }
   }

@@ -33,6 +33,17 @@ struct OffCpuTimes {
   int64_t delay_ns = 0, delay_max_ns = 0;
 };
 
+// Time on a CPU by the tasks of one role (kernel::Task::role), from each
+// switch-in to the switch-out that ends it, clipped to the window, and how
+// those runs ended: asleep (voluntary, /proc's nvcsw) or preempted
+// (nivcsw). The split between roles is what the fair class charges their
+// vruntimes from (sum_exec_runtime, at nice 0); tools/probes/messaging-roles.bt
+// reads the same ledger on a real kernel.
+struct RoleTimes {
+  int64_t run_ns = 0;
+  int64_t sleeps = 0, preempted = 0;
+};
+
 struct Summary {
   int64_t window_start_ns = 0;  // the timed window: [window_start_ns, +elapsed_ns]
   int64_t elapsed_ns = 0;
@@ -46,6 +57,8 @@ struct Summary {
   // Off-CPU episodes that began and ended in the window, by where the task
   // left the CPU: its wchan, or "preempted" (kPreemptedKey).
   std::map<std::string, OffCpuTimes> off_cpu;
+  // Time on a CPU by role, for workloads that name their tasks' roles.
+  std::map<std::string, RoleTimes> cpu_time_by_role;
   // check_preempt_wakeup()'s comparisons in the window, by the queued task's
   // wchan and the running task's (SchedClass::wakeup_checks_by_wchan()).
   kernel::WakeupChecksByWchan wakeup_checks;
@@ -115,6 +128,7 @@ class StatsCollector final : public Observer {
   void on_switch(int64_t t, int cpu, const kernel::Task* prev, PrevState st,
                  const kernel::Task* next) override;
   void on_wakeup_placement(int64_t t, int waker_cpu, int target_cpu, bool local, int level) override;
+  void on_exit(int64_t t, int cpu, const kernel::Task* p) override;
   void on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int level) override;
   void on_run_delay(int64_t t, int cpu, const kernel::Task* p, int64_t queued_ns, int64_t wakeup_ns) override;
   void on_balance(int64_t t, int cpu, int level, int idle_type, bool success, int moved,
@@ -137,6 +151,12 @@ class StatsCollector final : public Observer {
     int64_t at_ns = -1;
   };
   std::vector<SwitchOut> switched_out_;
+  // When each task last switched in (by pid, -1: not on a CPU), and the
+  // role ledger by the role's pointer (string literals), merged by name in
+  // summarize().
+  std::vector<int64_t> switched_in_at_;
+  std::unordered_map<const char*, RoleTimes> by_role_ptr_;
+  void close_run(const kernel::Task* p, int64_t t, PrevState st);
   // Episodes by the wchan's pointer (string literals), merged by name in
   // summarize(): no string is built on the switch path.
   std::unordered_map<const char*, OffCpuTimes> off_cpu_by_ptr_;

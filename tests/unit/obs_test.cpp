@@ -221,6 +221,45 @@ TEST(StatsCollector, OffCpuEpisodesAreTheSleepsAndThePreemptions) {
   EXPECT_NEAR(static_cast<double>(woken_delays) / 1e6, busy.run_delay_total_ms, 1e-6);
 }
 
+// The ledger by role (Task::role) is each role's runs on the CPU, from
+// switch-in to switch-out, and how they ended. Two hogs and the napper on
+// one CPU without wakeup preemption: the hogs outlast the napper, so the
+// CPU never idles and the roles' runs fill the run, up to the last exit; the napper's runs end in its 20
+// sleeps (its exit is neither), the hogs' only in preemptions, and the two
+// roles' preemptions are the run's involuntary switches. A role is named
+// from the task's own code, so its first run counts too.
+TEST(StatsCollector, TimeOnACpuByRoleIsEachRolesRunsBetweenItsSwitches) {
+  TinySim s("1s1c1t", "linux-4.0", 1, "NO_WAKEUP_PREEMPTION");
+  obs::StatsCollector stats(s.k.domains().level_names());
+  s.k.add_observer(&stats);
+  for (int i = 0; i < 2; ++i)
+    s.k.spawn("hog", [](kernel::Proc& p) -> kernel::Co<void> {
+      p.task()->role = "hog";
+      co_await hog(p, 60000000, 1000000);
+    }, 0);
+  s.k.spawn("napper", [](kernel::Proc& p) -> kernel::Co<void> {
+    p.task()->role = "napper";
+    co_await napper(p);
+  }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  const auto summary = stats.summarize(s.k);
+  ASSERT_EQ(summary.cpu_time_by_role.size(), 2u);
+  const auto& hogs = summary.cpu_time_by_role.at("hog");
+  const auto& nap = summary.cpu_time_by_role.at("napper");
+  EXPECT_EQ(nap.sleeps, 20);
+  EXPECT_EQ(hogs.sleeps, 0);
+  EXPECT_GT(hogs.preempted, 0);
+  EXPECT_EQ(hogs.preempted + nap.preempted, summary.involuntary_switches);
+  EXPECT_GT(hogs.run_ns, 100000000);
+  // 100 us of work a wakeup, plus the switch and the sleep's own calls.
+  EXPECT_GT(nap.run_ns, 20 * 100000);
+  EXPECT_LT(nap.run_ns, 20 * 150000);
+  EXPECT_NEAR(static_cast<double>(hogs.run_ns + nap.run_ns), static_cast<double>(summary.elapsed_ns - summary.idle_ns_total),
+              1e-3 * static_cast<double>(summary.elapsed_ns));
+  // Tasks without a role are not in the ledger.
+  EXPECT_TRUE(napper_alone().cpu_time_by_role.empty());
+}
+
 namespace {
 int64_t work_of(const obs::Summary& s, const std::string& path) {
   for (const auto& [p, ns] : s.work_by_path)

@@ -52,6 +52,7 @@ Co<void> ready(Proc& p, Fd& ready_out, Fd& wakefd) {
 
 // Sender sprays nr_loops messages down each file descriptor.
 Co<void> sender(Proc& p, std::shared_ptr<SenderContext> ctx) {
+  p.task()->role = "sender";  // the statistics' label, not perf's code
   co_await ready(p, ctx->ready_out, ctx->wakefd);
   // Now pump to every receiver.
   for (int64_t i = 0; i < ctx->loops; i++) {
@@ -64,6 +65,7 @@ Co<void> sender(Proc& p, std::shared_ptr<SenderContext> ctx) {
 
 // One receiver per fd.
 Co<void> receiver(Proc& p, std::shared_ptr<ReceiverContext> ctx) {
+  p.task()->role = "receiver";  // the statistics' label, not perf's code
   co_await ready(p, ctx->ready_out, ctx->wakefd);
   // Receive them all.
   for (unsigned long i = 0; i < ctx->num_packets; i++) {
