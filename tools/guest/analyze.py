@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Reads the serial log of a tools/guest/run.sh boot. The guest's SNAP blocks: per worker /proc/PID/sched and /proc/PID/stat at
+two instants A and B of a run. Workers in pid order, per group of 2 x fds
+(-f, 20 by default): the first fds are receivers (perf's and hackbench's
+group() fork them first), the next fds senders.
+Prints per run: switches a message over the whole run, and in the window:
+each role's share of the time on a CPU (se.sum_exec_runtime), its voluntary
+and involuntary switches, and per CPU the senders' mean vruntime minus the
+receivers' at A and at B (tasks by the CPU they last ran on)."""
+import re, sys, collections
+runs, snaps, cur = collections.OrderedDict(), {}, None
+text = open(sys.argv[1], errors='replace').read().replace('\r', '')
+commands = {}
+for line in text.split('\n'):
+    m = re.match(r'CMD (\S+) (.*)', line)
+    if m: commands[m.group(1)] = m.group(2).split(); continue
+    m = re.match(r'RUN (\S+) feats=(\S+) kids=(\d+) ctxt_total=(\d+) ctxt_window=(\d+) tA=(\S+) tB=(\S+)\s+(?:Total time: (\S+))?', line)
+    if m:
+        runs[m.group(1)] = dict(feats=m.group(2), ctxt=int(m.group(4)), tA=float(m.group(6)), tB=float(m.group(7)), total=m.group(8)); continue
+    m = re.match(r'SNAP ([AB]) (\S+)', line)
+    if m: cur = snaps.setdefault((m.group(1), m.group(2)), {}); pid = None; continue
+    if line.startswith('SNAP END'): cur = None; continue
+    if cur is None: continue
+    m = re.match(r'\S+ \((\d+), #threads', line)
+    if m: pid = int(m.group(1)); cur[pid] = {}; continue
+    m = re.match(r'(se\.sum_exec_runtime|se\.vruntime|nr_voluntary_switches|nr_involuntary_switches)\s+:\s+(\S+)', line)
+    if m and pid: cur[pid][m.group(1)] = float(m.group(2)); continue
+    f = line.split()
+    if len(f) > 39 and f[0].isdigit() and int(f[0]) in cur: cur[int(f[0])]['cpu'] = int(f[38]); cur[int(f[0])]['nice'] = int(f[18])
+def num_fds(label):
+    argv = commands.get(label, [])
+    return int(argv[argv.index('-f') + 1]) if '-f' in argv[:-1] else 20
+def messages(label):
+    """perf bench sched messaging and hackbench: groups x fds x fds x loops."""
+    argv, opt = commands.get(label, []), {}
+    for i, a in enumerate(argv[:-1]): opt.setdefault(a, argv[i + 1])
+    g = int(opt.get('-g', 10)); f = int(opt.get('-f', 20))
+    l = int(opt.get('-l', 100 if 'perf' in argv else 100))
+    return g * f * f * l
+for label, r in runs.items():
+    line = f"{label:8s} {r['feats']:22s} {r['total']:>6s} s {r['ctxt'] / messages(label):.3f} sw/msg"
+    A, B = snaps.get(('A', label)), snaps.get(('B', label))
+    if not A or not B: print(line); continue
+    pids = sorted(p for p in set(A) & set(B) if 'se.sum_exec_runtime' in A[p] and 'se.sum_exec_runtime' in B[p])
+    fds = num_fds(label)
+    if len(pids) % (2 * fds): print(line, f' {len(pids)} workers in both snapshots'); continue
+    role = {p: ('recv' if i % (2 * fds) < fds else 'send') for i, p in enumerate(pids)}
+    d = collections.defaultdict(lambda: [0.0, 0, 0])
+    for p in pids:
+        d[role[p]][0] += B[p]['se.sum_exec_runtime'] - A[p]['se.sum_exec_runtime']
+        d[role[p]][1] += B[p]['nr_voluntary_switches'] - A[p]['nr_voluntary_switches']
+        d[role[p]][2] += B[p]['nr_involuntary_switches'] - A[p]['nr_involuntary_switches']
+    tot = d['recv'][0] + d['send'][0]
+    def gaps(S):
+        out = []
+        for cpu in sorted(set(S[p]['cpu'] for p in pids)):
+            s = [S[p]['se.vruntime'] for p in pids if S[p]['cpu'] == cpu and role[p] == 'send']
+            v = [S[p]['se.vruntime'] for p in pids if S[p]['cpu'] == cpu and role[p] == 'recv']
+            if s and v: out.append(f"{sum(s) / len(s) - sum(v) / len(v):+.2f}")
+        return ' '.join(out)
+    nices = sorted(set(B[p].get('nice') for p in pids))
+    print(line + f"  window {r['tB'] - r['tA']:.1f} s: recv {100 * d['recv'][0] / tot:.1f}% of {tot:.0f} ms,"
+          f" recv sleeps {d['recv'][1]} preempted {d['recv'][2]}, send sleeps {d['send'][1]} preempted {d['send'][2]};"
+          f" send-recv vruntime by CPU (ms) A {gaps(A)} B {gaps(B)}; nice {nices}")
