@@ -233,7 +233,9 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     m.sleeps += r.sleeps;
     m.preempted += r.preempted;
   }
-  // Runs still under way count up to now, as the window closes on them.
+  // Runs still under way count up to now, as the window closes on them. A
+  // CPU in the middle of its schedule() path has no curr, so a run it is
+  // ending is left out; messaging closes its window after its workers exit.
   for (int c = 0; c < k.nr_cpus(); ++c) {
     const kernel::Task* p = k.curr(c);
     if (!p || !p->role || p->pid < 0) continue;

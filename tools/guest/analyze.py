@@ -14,9 +14,10 @@ commands = {}
 for line in text.split('\n'):
     m = re.match(r'CMD (\S+) (.*)', line)
     if m: commands[m.group(1)] = m.group(2).split(); continue
-    m = re.match(r'RUN (\S+) feats=(\S+) kids=(\d+) ctxt_total=(\d+) ctxt_window=(\d+) tA=(\S+) tB=(\S+)\s+(?:Total time: (\S+))?', line)
+    m = re.match(r'RUN (\S+) feats=(\S+) kids=(\d+) ctxt_total=(\d+) ctxt_window=(\d+) tA=(\S+) tB=(\S+)\s*(?:(?:Total time|Time): (\S+))?', line)
     if m:
-        runs[m.group(1)] = dict(feats=m.group(2), ctxt=int(m.group(4)), tA=float(m.group(6)), tB=float(m.group(7)), total=m.group(8)); continue
+        runs[m.group(1)] = dict(feats=m.group(2), ctxt=int(m.group(4)), tA=float(m.group(6)), tB=float(m.group(7)),
+                                total=m.group(8) or '?'); continue
     m = re.match(r'SNAP ([AB]) (\S+)', line)
     if m: cur = snaps.setdefault((m.group(1), m.group(2)), {}); pid = None; continue
     if line.startswith('SNAP END'): cur = None; continue
@@ -27,21 +28,30 @@ for line in text.split('\n'):
     if m and pid: cur[pid][m.group(1)] = float(m.group(2)); continue
     f = line.split()
     if len(f) > 39 and f[0].isdigit() and int(f[0]) in cur: cur[int(f[0])]['cpu'] = int(f[38]); cur[int(f[0])]['nice'] = int(f[18])
-def num_fds(label):
+def option(label, names, default):
+    """The value of a -x N, --name N, --name=N or -xN option in the run's command."""
     argv = commands.get(label, [])
-    return int(argv[argv.index('-f') + 1]) if '-f' in argv[:-1] else 20
+    for i, a in enumerate(argv):
+        for n in names:
+            if a == n and i + 1 < len(argv): return int(argv[i + 1])
+            if n.startswith('--') and a.startswith(n + '='): return int(a.split('=', 1)[1])
+            if not n.startswith('--') and a.startswith(n) and a[len(n):].isdigit(): return int(a[len(n):])
+    return default
+def num_fds(label):
+    return option(label, ['-f', '--fds'], 20)
 def messages(label):
-    """perf bench sched messaging and hackbench: groups x fds x fds x loops."""
-    argv, opt = commands.get(label, []), {}
-    for i, a in enumerate(argv[:-1]): opt.setdefault(a, argv[i + 1])
-    g = int(opt.get('-g', 10)); f = int(opt.get('-f', 20))
-    l = int(opt.get('-l', 100 if 'perf' in argv else 100))
-    return g * f * f * l
+    """perf bench sched messaging and hackbench (both default to 10 groups,
+    100 loops, 20 fds): groups x fds x fds x loops."""
+    return (option(label, ['-g', '--group', '--groups'], 10) * num_fds(label) ** 2 *
+            option(label, ['-l', '--loops', '--nr_loops'], 100))
 for label, r in runs.items():
     line = f"{label:8s} {r['feats']:22s} {r['total']:>6s} s {r['ctxt'] / messages(label):.3f} sw/msg"
     A, B = snaps.get(('A', label)), snaps.get(('B', label))
-    if not A or not B: print(line); continue
-    pids = sorted(p for p in set(A) & set(B) if 'se.sum_exec_runtime' in A[p] and 'se.sum_exec_runtime' in B[p])
+    if A is None or B is None: print(line); continue  # not sampled (warm 0)
+    if not A or not B: print(line, ' a snapshot found no worker: the run ended before it (shorten warm or window)'); continue
+    keys = ('se.sum_exec_runtime', 'se.vruntime', 'nr_voluntary_switches', 'nr_involuntary_switches', 'cpu')
+    pids = sorted(p for p in set(A) & set(B) if all(k in A[p] and k in B[p] for k in keys))
+    if not pids: print(line, ' no worker in both snapshots'); continue
     fds = num_fds(label)
     if len(pids) % (2 * fds): print(line, f' {len(pids)} workers in both snapshots'); continue
     role = {p: ('recv' if i % (2 * fds) < fds else 'send') for i, p in enumerate(pids)}
@@ -51,6 +61,7 @@ for label, r in runs.items():
         d[role[p]][1] += B[p]['nr_voluntary_switches'] - A[p]['nr_voluntary_switches']
         d[role[p]][2] += B[p]['nr_involuntary_switches'] - A[p]['nr_involuntary_switches']
     tot = d['recv'][0] + d['send'][0]
+    if tot <= 0: print(line, ' no time on a CPU in the window'); continue
     def gaps(S):
         out = []
         for cpu in sorted(set(S[p]['cpu'] for p in pids)):

@@ -38,8 +38,9 @@ while read -r label feats warm window cmd; do
   saved=
   if [ "$feats" != "-" ]; then for f in $(echo $feats | tr , ' '); do
     case $f in
-      *=*) n=${f%%=*}; saved="$saved $n=$(cat /sys/kernel/debug/sched/$n)"; echo ${f#*=} > /sys/kernel/debug/sched/$n;;
-      *) echo $f > /sys/kernel/debug/sched/features;;
+      *=*) n=${f%%=*}; saved="$saved $n=$(cat /sys/kernel/debug/sched/$n)"
+           echo ${f#*=} > /sys/kernel/debug/sched/$n || echo "SETTING_FAILED $label $f";;
+      *) echo $f > /sys/kernel/debug/sched/features || echo "SETTING_FAILED $label $f";;
     esac; done; fi
   echo "CMD $label $cmd"
   c0=$(ctxt)
@@ -55,17 +56,25 @@ while read -r label feats warm window cmd; do
   sleep 0.3
   # The benchmark's workers: the grandchildren of the background job (the
   # shell's job forks perf, perf forks them), or its children.
+  # Workers to wait for: groups x 2 x fds (-g, -f; perf's and hackbench's
+  # defaults 10 and 20).
+  groups=10 fds=20 prev=
+  for a in $cmd; do
+    case $prev in -g|--group|--groups) groups=$a;; -f|--fds) fds=$a;; esac
+    prev=$a
+  done
+  expected=$((groups * 2 * fds))
   KIDS=
   renice -n -20 -p $$ > /dev/null
   for n in 1 2 3 4 5 6 7 8 9 10; do
     kids=; pars=
-    for d in /proc/[0-9]*; do read -r line < $d/stat 2>/dev/null || continue; set -- $line; pars="$pars $1:$4"; done
+    for d in /proc/[0-9]*; do { read -r line < $d/stat; } 2>/dev/null || continue; set -- $line; pars="$pars $1:$4"; done
     for x in $pars; do pid=${x%:*}; pp=${x#*:}; [ "$pp" = "$main" ] && kids="$kids $pid"; done
     grand=
     for k in $kids; do for x in $pars; do pid=${x%:*}; pp=${x#*:}; [ "$pp" = "$k" ] && grand="$grand $pid"; done; done
     [ -n "$grand" ] && KIDS=$grand || KIDS=$kids
     set -- $KIDS
-    [ $# -ge 40 ] && break
+    [ $# -ge $expected ] && break
     sleep 0.2
   done
   renice -n 20 -p $$ > /dev/null

@@ -10,10 +10,12 @@
 #   apt-get download linux-image-6.12.107+deb12-amd64-unsigned   # EEVDF
 #   tools/guest/run.sh linux-image-6.1.0-47-amd64_*.deb tools/guest/runs-messaging.txt [log]
 #
-# The guest has 2 CPUs (SMP=N to change) and 1 GiB. Under TCG every cost is
-# several times a native one (hackbench -g 1 -l 2000: ~6 s against ~1.1 s on
-# the host), while the scheduler's time constants are not: compare kernels and
-# features within one emulated machine, not its figures with a native box's.
+# The guest has 2 CPUs (SMP=N to change) and 1 GiB; the boot is stopped
+# after TIMEOUT seconds (1800). Under TCG every cost is several times a
+# native one (perf bench sched messaging -g 1 -l 2000: 6-8 s against about
+# 1.2 s on the host), while the scheduler's time constants are not: compare
+# kernels and features within one emulated machine, not its figures with a
+# native box's.
 set -eu
 deb=$1 runs=$2 log=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,8 +39,9 @@ chmod +x "$root/init"
 cp "$runs" "$root/runs.txt"
 (cd "$root" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1 > "$work/initrd.gz")
 out=${log:-$work/serial.log}
-qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "${SMP:-2}" -m 1024 \
+timeout "${TIMEOUT:-1800}" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "${SMP:-2}" -m 1024 \
   -kernel "$kernel" -initrd "$work/initrd.gz" -append "console=ttyS0 quiet panic=-1" \
   -nographic -no-reboot > "$out" 2>&1 || true
-grep -a '^GUEST' "$out" | cut -c1-300
+grep -a '^GUEST\|^SETTING_FAILED' "$out" | cut -c1-300
+grep -aq '^GUEST_DONE' "$out" || echo "the guest did not finish (TIMEOUT ${TIMEOUT:-1800} s?): see $out" >&2
 python3 "$here/analyze.py" "$out"

@@ -4,34 +4,58 @@
 # CPU by role" block does, with the context switches per message.
 #
 #   tools/probes/messaging-roles.sh perf bench sched messaging -g 1 -l 2000
-#   NUM_FDS=20 MESSAGES=800000 tools/probes/messaging-roles.sh hackbench -g 1 -l 2000 -s 100
+#   tools/probes/messaging-roles.sh hackbench --groups 1 --loops 2000 --fds 10
 #
-# MESSAGES (for the switches per message) defaults to what perf bench
-# sched messaging's -g and -l give: groups x 20 senders x 20 receivers x loops.
-# Needs root and bpftrace (Debian: apt-get install bpftrace linux-perf).
+# The group, loop and fd counts are read from the command (-g/--group(s),
+# -l/--loops/--nr_loops, -f/--fds; perf's and hackbench's defaults are 10,
+# 100 and 20): the fds give the roles, all three the messages, groups x fds
+# x fds x loops (set MESSAGES to override). Needs root and bpftrace
+# (Debian: apt-get install bpftrace linux-perf rt-tests).
 set -eu
 here=$(dirname "$0")
-num_fds=${NUM_FDS:-20}
-if [ -z "${MESSAGES:-}" ]; then
-  g=10 l=100 prev=""
-  for a in "$@"; do
-    case "$prev" in -g|--group) g=$a ;; -l|--nr_loops|--loops) l=$a ;; esac
-    prev=$a
-  done
-  MESSAGES=$((g * num_fds * num_fds * l))
-fi
-out=$(mktemp)
-bpftrace "$here/messaging-roles.bt" "$num_fds" > "$out" 2>/dev/null &
+groups=10 loops=100 fds=20 prev=""
+for a in "$@"; do
+  case "$prev" in
+    -g|--group|--groups) groups=$a ;;
+    -l|--loops|--nr_loops) loops=$a ;;
+    -f|--fds) fds=$a ;;
+  esac
+  case "$a" in
+    --group=*|--groups=*) groups=${a#*=} ;;
+    --loops=*|--nr_loops=*) loops=${a#*=} ;;
+    --fds=*) fds=${a#*=} ;;
+    -g[0-9]*) groups=${a#-g} ;;
+    -l[0-9]*) loops=${a#-l} ;;
+    -f[0-9]*) fds=${a#-f} ;;
+  esac
+  prev=$a
+done
+MESSAGES=${MESSAGES:-$((groups * fds * fds * loops))}
+out=$(mktemp) err=$(mktemp)
+probe=""
+cleanup() {
+  [ -n "$probe" ] && kill -INT "$probe" 2>/dev/null || true
+  rm -f "$out" "$err"
+}
+trap cleanup EXIT
+# One map entry per live worker: allow more than bpftrace's default 4096.
+BPFTRACE_MAP_KEYS_MAX=${BPFTRACE_MAP_KEYS_MAX:-65536} bpftrace "$here/messaging-roles.bt" "$fds" > "$out" 2> "$err" &
 probe=$!
-# bpftrace prints "Attaching N probes..." once its probes are in.
-for _ in $(seq 100); do grep -q Attaching "$out" && break; sleep 0.1; done
+# bpftrace reports its probes attached ("Attaching N probes..." on stdout in
+# 0.17, "Attached" on stderr later).
+for _ in $(seq 100); do
+  if grep -q Attach "$out" "$err" 2>/dev/null; then break; fi
+  if ! kill -0 "$probe" 2>/dev/null; then cat "$err" >&2; exit 1; fi
+  sleep 0.1
+done
 sleep 1
 ctxt0=$(awk '/^ctxt/ {print $2}' /proc/stat)
 "$@"
 ctxt1=$(awk '/^ctxt/ {print $2}' /proc/stat)
 kill -INT "$probe"
 wait "$probe" || true
-awk -v msgs="$MESSAGES" -v ctxt=$((ctxt1 - ctxt0)) '
+probe=""
+if ! awk -v msgs="$MESSAGES" -v ctxt=$((ctxt1 - ctxt0)) '
   /^@/ { split($1, k, /[][]/); v[k[1] "/" k[2]] = $2 }
   END {
     s = v["@run_us/1"]; r = v["@run_us/2"]; t = s + r
@@ -40,5 +64,7 @@ awk -v msgs="$MESSAGES" -v ctxt=$((ctxt1 - ctxt0)) '
     printf "  %-24s %10.3f  %5.1f%%  asleep %10d  preempted %10d  (%d tasks)\n", "receiver", r / 1000, 100 * r / t, v["@nvcsw/2"], v["@nivcsw/2"], v["@tasks/2"]
     printf "  %-24s %10.3f  %5.1f%%  asleep %10d  preempted %10d  (%d tasks)\n", "sender", s / 1000, 100 * s / t, v["@nvcsw/1"], v["@nivcsw/1"], v["@tasks/1"]
     printf "context switches %d (all CPUs, /proc/stat), %.4f a message (%d messages)\n", ctxt, ctxt / msgs, msgs
-  }' "$out"
-rm -f "$out"
+  }' "$out"; then
+  cat "$err" >&2
+  exit 1
+fi
