@@ -71,5 +71,5 @@ for label, r in runs.items():
         return ' '.join(out)
     nices = sorted(set(B[p].get('nice') for p in pids))
     print(line + f"  window {r['tB'] - r['tA']:.1f} s: recv {100 * d['recv'][0] / tot:.1f}% of {tot:.0f} ms,"
-          f" recv sleeps {d['recv'][1]} preempted {d['recv'][2]}, send sleeps {d['send'][1]} preempted {d['send'][2]};"
+          f" recv sleeps {d['recv'][1]:.0f} preempted {d['recv'][2]:.0f}, send sleeps {d['send'][1]:.0f} preempted {d['send'][2]:.0f};"
           f" send-recv vruntime by CPU (ms) A {gaps(A)} B {gaps(B)}; nice {nices}")
