@@ -220,6 +220,22 @@ bool pipe_take_from_front(Proc& p, LinePath& path, Pipe& pipe, int64_t chars) {
   return true;
 }
 
+// __pipe_lock() and __pipe_unlock() (fs/pipe.c) with pipe_lines: the
+// mutex's locked operation on its line (mutex_lock()'s locked decrement;
+// mutex_unlock()'s locked increment, which drains the stores before it).
+void pipe_lock(Pipe& pipe, LinePath& path) {
+  if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);
+}
+void pipe_unlock(Pipe& pipe, LinePath& path) {
+  if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);
+}
+// __pipe_lock(), then the loads of the state every turn starts from:
+// pipe->readers with the ring's head and tail (4.0: nrbufs, curbuf).
+void pipe_lock_and_load_state(Pipe& pipe, LinePath& path) {
+  pipe_lock(pipe, path);
+  if (pipe.charge_lines) path.load(pipe.info_line);
+}
+
 // fs/pipe.c (v4.0) pipe_write()
 Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
   const auto& c = p.costs();
@@ -227,13 +243,8 @@ Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
   co_await pipe_syscall(p, pipe, hold);
   int64_t ret = 0;
   bool do_wakeup = false;
-  // pipe_lines: __pipe_lock() (mutex_lock()'s locked decrement), then
-  // pipe->readers, nrbufs and curbuf.
   LinePath path(p);
-  if (pipe.charge_lines) {
-    path.locked(pipe.mutex_wait_line);
-    path.load(pipe.info_line);
-  }
+  pipe_lock_and_load_state(pipe, path);
   const int64_t chars = total_len & (PAGE_SIZE - 1);
   if (pipe_merge_into_last(p, path, pipe, chars)) {
     do_wakeup = true;
@@ -274,8 +285,7 @@ Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
     }
     pipe.waiting_writers--;
   }
-  // __pipe_unlock(): mutex_unlock()'s locked increment drains the stores.
-  if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);
+  pipe_unlock(pipe, path);
   if (do_wakeup) co_await pipe_wake_up(p, path, pipe);
   // Then sb_start_write_trylock() and, in vfs_write(), fsnotify_modify()'s
   // srcu_read_lock().
@@ -289,9 +299,9 @@ Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
   co_await pipe_syscall(p, pipe, c.pipe_read_base);
   int64_t ret = 0;
   bool do_wakeup = false;
-  // pipe_lines: __pipe_lock(), then nrbufs and curbuf at each turn.
+  // nrbufs and curbuf are loaded at each turn.
   LinePath path(p);
-  if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);
+  pipe_lock(pipe, path);
   for (;;) {
     if (pipe.charge_lines) path.load(pipe.info_line);
     if (!pipe.bufs.empty()) {
@@ -320,7 +330,7 @@ Co<int64_t> pipe_read40(Proc& p, Pipe& pipe, int64_t total_len) {
       co_await pipe_wait(p, pipe.wait, "pipe_read");
     }
   }
-  if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);  // __pipe_unlock()
+  pipe_unlock(pipe, path);
   if (do_wakeup) co_await pipe_wake_up(p, path, pipe);
   co_await charge(p, path.take_stall());
   co_return ret;
@@ -403,10 +413,7 @@ Co<int64_t> pipe_write55(Proc& p, Pipe& pipe, int64_t total_len) {
   int64_t ret = 0;
   bool wake_next_writer = false;
   LinePath path(p);
-  if (pipe.charge_lines) {
-    path.locked(pipe.mutex_wait_line);  // __pipe_lock()
-    path.load(pipe.info_line);          // pipe->readers, head, tail
-  }
+  pipe_lock_and_load_state(pipe, path);
   bool was_empty = pipe.bufs.empty();
   // "If it wasn't empty we try to merge new data into the last buffer."
   const int64_t chars = total_len & (PAGE_SIZE - 1);
@@ -429,19 +436,16 @@ Co<int64_t> pipe_write55(Proc& p, Pipe& pipe, int64_t total_len) {
     }
     // Full: drop the lock, wake the reader if the pipe was empty when this
     // writer last looked, wait for room, and look again.
-    if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);  // __pipe_unlock()
+    pipe_unlock(pipe, path);
     if (was_empty) co_await pipe_wake_up55(p, path, pipe, pipe.rd_wait);
     const std::function<bool()> writable = [&pipe] { return !pipe_full55(pipe) || !pipe.readers; };
     co_await pipe_wait_event55(p, path, pipe, pipe.wr_wait, "pipe_write", writable);
-    if (pipe.charge_lines) {
-      path.locked(pipe.mutex_wait_line);  // __pipe_lock()
-      path.load(pipe.info_line);
-    }
+    pipe_lock_and_load_state(pipe, path);
     was_empty = pipe.bufs.empty();
     wake_next_writer = true;
   }
   if (pipe_full55(pipe)) wake_next_writer = false;
-  if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);  // __pipe_unlock()
+  pipe_unlock(pipe, path);
   // "Epoll nonsensically wants a wakeup whether the pipe was already empty
   // or not."
   if (was_empty || pipe.poll_usage) co_await pipe_wake_up55(p, path, pipe, pipe.rd_wait);
@@ -465,10 +469,7 @@ Co<int64_t> pipe_read55(Proc& p, Pipe& pipe, int64_t total_len) {
   int64_t copy_ns = 0;
   bool wake_next_reader = false;
   LinePath path(p);
-  if (pipe.charge_lines) {
-    path.locked(pipe.mutex_wait_line);  // __pipe_lock()
-    path.load(pipe.info_line);
-  }
+  pipe_lock_and_load_state(pipe, path);
   // "We only wake up writers if the pipe was full when we started reading"
   bool was_full = pipe_full55(pipe);
   for (;;) {
@@ -487,20 +488,17 @@ Co<int64_t> pipe_read55(Proc& p, Pipe& pipe, int64_t total_len) {
     }
     if (!pipe.writers) break;
     if (ret) break;
-    if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);  // __pipe_unlock()
+    pipe_unlock(pipe, path);
     if (was_full) co_await pipe_wake_up55(p, path, pipe, pipe.wr_wait);
     const std::function<bool()> readable = [&pipe] { return !pipe.bufs.empty() || !pipe.writers; };
     co_await pipe_wait_event55(p, path, pipe, pipe.rd_wait, "pipe_read", readable);
-    if (pipe.charge_lines) {
-      path.locked(pipe.mutex_wait_line);  // __pipe_lock()
-      path.load(pipe.info_line);
-    }
+    pipe_lock_and_load_state(pipe, path);
     was_full = pipe_full55(pipe);
     wake_next_reader = true;
   }
   if (pipe.bufs.empty()) wake_next_reader = false;
   co_await p.sys(copy_ns);
-  if (pipe.charge_lines) path.locked(pipe.mutex_wait_line);  // __pipe_unlock()
+  pipe_unlock(pipe, path);
   if (was_full) co_await pipe_wake_up55(p, path, pipe, pipe.wr_wait);
   if (wake_next_reader) co_await pipe_wake_up55(p, path, pipe, pipe.rd_wait);
   co_await charge(p, path.take_stall());
