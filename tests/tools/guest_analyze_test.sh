@@ -1,12 +1,15 @@
 #!/bin/sh
-# tools/guest/analyze.py on a trimmed serial log of a real guest boot (6.1,
-# CFS, under QEMU; stop 62): an unsampled run and a sampled one, against the
-# expected lines. Needs python3, which the build does not: skipped (77)
-# without it.
+# tools/guest/analyze.py on trimmed serial logs of real guest boots under
+# QEMU, against the expected lines: Debian's 6.1 (CFS; stop 62), an
+# unsampled run and a sampled one; and the 6.1 of tools/guest/build-kernel.sh
+# (seed 000's patch; stop 63) on two sockets, messaging and pipe runs with
+# the feature off and on, read with /proc/schedstat's lines. Needs python3,
+# which the build does not: skipped (77) without it.
 set -eu
 src=$1
 command -v python3 > /dev/null || exit 77
-python3 "$src/tools/guest/analyze.py" "$src/tests/tools/guest_serial_cfs61.log" > "${TMPDIR:-/tmp}/guest_analyze.$$"
+{ python3 "$src/tools/guest/analyze.py" "$src/tests/tools/guest_serial_cfs61.log"
+  python3 "$src/tools/guest/analyze.py" "$src/tests/tools/guest_serial_wic61.log"; } > "${TMPDIR:-/tmp}/guest_analyze.$$"
 if [ "${SCHEDLAB_UPDATE_GOLDEN:-}" = 1 ]; then
   cp "${TMPDIR:-/tmp}/guest_analyze.$$" "$src/tests/tools/guest_analyze.out"
 fi

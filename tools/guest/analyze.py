@@ -6,11 +6,14 @@ group() fork them first), the next fds senders.
 Prints per run: switches a message over the whole run, and in the window:
 each role's share of the time on a CPU (se.sum_exec_runtime), its voluntary
 and involuntary switches, and per CPU the senders' mean vruntime minus the
-receivers' at A and at B (tasks by the CPU they last ran on)."""
+receivers' at A and at B (tasks by the CPU they last ran on). Where the
+guest logged /proc/schedstat around a run (SCHEDSTAT lines), also the
+delay per arrival on a CPU and the wakeup-placement counts (see
+placement()). perf bench sched pipe's runs are read per round trip (op)."""
 import re, sys, collections
 runs, snaps, cur = collections.OrderedDict(), {}, None
 text = open(sys.argv[1], errors='replace').read().replace('\r', '')
-commands = {}
+commands, schedstat = {}, {}
 for line in text.split('\n'):
     m = re.match(r'CMD (\S+) (.*)', line)
     if m: commands[m.group(1)] = m.group(2).split(); continue
@@ -18,6 +21,8 @@ for line in text.split('\n'):
     if m:
         runs[m.group(1)] = dict(feats=m.group(2), ctxt=int(m.group(4)), tA=float(m.group(6)), tB=float(m.group(7)),
                                 total=m.group(8) or '?'); continue
+    m = re.match(r'SCHEDSTAT ([AB]) (\S+) cpu(\d+) (.*)', line)
+    if m: schedstat.setdefault((m.group(1), m.group(2)), {})[int(m.group(3))] = [int(x) for x in m.group(4).split()]; continue
     m = re.match(r'SNAP ([AB]) (\S+)', line)
     if m: cur = snaps.setdefault((m.group(1), m.group(2)), {}); pid = None; continue
     if line.startswith('SNAP END'): cur = None; continue
@@ -41,11 +46,31 @@ def num_fds(label):
     return option(label, ['-f', '--fds'], 20)
 def messages(label):
     """perf bench sched messaging and hackbench (both default to 10 groups,
-    100 loops, 20 fds): groups x fds x fds x loops."""
+    100 loops, 20 fds): groups x fds x fds x loops; perf bench sched pipe's
+    round trips (-l, 1000000 by default)."""
+    if 'pipe' in commands.get(label, []): return option(label, ['-l', '--loop'], 1000000)
     return (option(label, ['-g', '--group', '--groups'], 10) * num_fds(label) ** 2 *
             option(label, ['-l', '--loops', '--nr_loops'], 100))
+def unit(label):
+    return 'op' if 'pipe' in commands.get(label, []) else 'msg'
+def placement(label):
+    """From /proc/schedstat's per-CPU lines around the run: the taskstats
+    delay per arrival on a CPU (run_delay / pcount, the seed's statistic),
+    and on the patched kernel of tools/guest/build-kernel.sh the wakeups per
+    message whose fast path chose a busy CPU, whose final CPU was busy while
+    another allowed CPU idled, and that the WAKE_IDLE_CPU fall-through moved
+    to an idle CPU."""
+    A, B = schedstat.get(('A', label)), schedstat.get(('B', label))
+    if not A or not B: return ''
+    d = [sum(B[c][i] - A[c][i] for c in B) for i in range(min(len(v) for v in list(A.values()) + list(B.values())))]
+    # fields: yld 0 sched goidle ttwu ttwu_local cpu_time run_delay pcount [fast_busy busy_while_idle found]
+    n, u = messages(label), unit(label)
+    out = f"  delay/arrival {d[7] / max(d[8], 1) / 1000:.1f} us, wakeups/{u} {d[4] / n:.3f}"
+    if len(d) >= 12:
+        out += f", fast-path busy/{u} {d[9] / n:.4f}, busy while one idles/{u} {d[10] / n:.4f}, moved to idle/{u} {d[11] / n:.4f}"
+    return out
 for label, r in runs.items():
-    line = f"{label:8s} {r['feats']:22s} {r['total']:>6s} s {r['ctxt'] / messages(label):.3f} sw/msg"
+    line = f"{label:8s} {r['feats']:22s} {r['total']:>6s} s {r['ctxt'] / messages(label):.3f} sw/{unit(label)}" + placement(label)
     A, B = snaps.get(('A', label)), snaps.get(('B', label))
     if A is None or B is None: print(line); continue  # not sampled (warm 0)
     if not A or not B: print(line, ' a snapshot found no worker: the run ended before it (shorten warm or window)'); continue

@@ -23,8 +23,14 @@ echo "GUEST nproc $(grep -c ^processor /proc/cpuinfo) features: $(cat /sys/kerne
 for f in latency_ns min_granularity_ns wakeup_granularity_ns base_slice_ns migration_cost_ns tunable_scaling; do
   [ -f /sys/kernel/debug/sched/$f ] && echo "GUEST $f $(cat /sys/kernel/debug/sched/$f)"
 done
+for d in /sys/kernel/debug/sched/domains/cpu0/domain*; do
+  [ -d $d ] && echo "GUEST cpu0 $(cat $d/name) flags $(cat /sys/kernel/debug/sched/domains/cpu0/$(basename $d)/flags 2>/dev/null | cut -c1-120)"
+done
 ctxt() { while read -r k v; do [ "$k" = ctxt ] && echo $v; done < /proc/stat; }
 uptime_s() { read -r u i < /proc/uptime; echo $u; }
+# /proc/schedstat's per-CPU lines (run_delay, pcount: the seed's taskstats
+# delay, summed over the CPU's tasks), with builtins only
+sstat() { while read -r l; do case $l in cpu*) echo "SCHEDSTAT $1 $2 $l";; esac; done < /proc/schedstat; }
 snap() { # one cat at nice -20 reads every worker's sched and stat files: an instant
   files=; for p in $KIDS; do files="$files /proc/$p/sched /proc/$p/stat"; done
   renice -n -20 -p $$ > /dev/null   # POSIX renice -n adds an increment
@@ -43,11 +49,13 @@ while read -r label feats warm window cmd; do
       *) echo $f > /sys/kernel/debug/sched/features || echo "SETTING_FAILED $label $f";;
     esac; done; fi
   echo "CMD $label $cmd"
+  sstat A $label > /tmp/ssa.txt
   c0=$(ctxt)
   $cmd > /tmp/out.txt 2>&1 &
   main=$!
   if [ "$warm" = 0 ]; then
     wait $main; c1=$(ctxt)
+    cat /tmp/ssa.txt; sstat B $label
     echo "RUN $label feats=$feats kids=0 ctxt_total=$((c1 - c0)) ctxt_window=0 tA=0 tB=0 $(grep -h 'Total time\|^Time' /tmp/out.txt | tr -s ' ')"
     if [ "$feats" != "-" ]; then for f in $(echo $feats | tr , ' '); do case $f in *=*) ;; NO_*) echo ${f#NO_} > /sys/kernel/debug/sched/features;; *) echo NO_$f > /sys/kernel/debug/sched/features;; esac; done; fi
   for x in $saved; do echo ${x#*=} > /sys/kernel/debug/sched/${x%%=*}; done
@@ -86,6 +94,7 @@ while read -r label feats warm window cmd; do
   snap > /tmp/b.txt
   wait $main
   c1=$(ctxt)
+  cat /tmp/ssa.txt; sstat B $label
   set -- $KIDS
   echo "RUN $label feats=$feats kids=$# ctxt_total=$((c1 - c0)) ctxt_window=$((cB - cA)) tA=$tA tB=$tB $(grep -h 'Total time\|^Time' /tmp/out.txt | tr -s ' ')"
   echo "SNAP A $label"; cat /tmp/a.txt; echo "SNAP B $label"; cat /tmp/b.txt; echo "SNAP END"

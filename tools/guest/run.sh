@@ -10,7 +10,10 @@
 #   apt-get download linux-image-6.12.107+deb12-amd64-unsigned   # EEVDF
 #   tools/guest/run.sh linux-image-6.1.0-47-amd64_*.deb tools/guest/runs-messaging.txt [log]
 #
-# The guest has 2 CPUs (SMP=N to change) and 1 GiB; the boot is stopped
+# KERNEL may also be a kernel image (a bzImage), such as the patched 6.1 that
+# tools/guest/build-kernel.sh builds. The guest has 2 CPUs (SMP to change:
+# "2,sockets=2" gives two sockets of one CPU) and 1 GiB, extra QEMU options
+# come from QEMU_ARGS, and schedstats are on; the boot is stopped
 # after TIMEOUT seconds (1800). Under TCG every cost is several times a
 # native one (perf bench sched messaging -g 1 -l 2000: 6-8 s against about
 # 1.2 s on the host), while the scheduler's time constants are not: compare
@@ -21,8 +24,11 @@ deb=$1 runs=$2 log=${3:-}
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-dpkg-deb -x "$deb" "$work/kernel"
-kernel=$(ls "$work"/kernel/boot/vmlinuz-* | head -1)
+case $deb in
+  *.deb) dpkg-deb -x "$deb" "$work/kernel"
+         kernel=$(ls "$work"/kernel/boot/vmlinuz-* | head -1);;
+  *) kernel=$deb;;   # a kernel image built here (tools/guest/build-kernel.sh)
+esac
 root=$work/initrd
 mkdir -p "$root/bin" "$root/usr/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
 cp /bin/busybox "$root/bin/"
@@ -40,7 +46,7 @@ cp "$runs" "$root/runs.txt"
 (cd "$root" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1 > "$work/initrd.gz")
 out=${log:-$work/serial.log}
 timeout "${TIMEOUT:-1800}" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "${SMP:-2}" -m 1024 \
-  -kernel "$kernel" -initrd "$work/initrd.gz" -append "console=ttyS0 quiet panic=-1" \
+  ${QEMU_ARGS:-} -kernel "$kernel" -initrd "$work/initrd.gz" -append "console=ttyS0 quiet panic=-1 schedstats=enable" \
   -nographic -no-reboot > "$out" 2>&1 || true
 grep -a '^GUEST\|^SETTING_FAILED' "$out" | cut -c1-300
 grep -aq '^GUEST_DONE' "$out" || echo "the guest did not finish (TIMEOUT ${TIMEOUT:-1800} s?): see $out" >&2
