@@ -131,10 +131,9 @@ int cmd_features(const std::string& kname) {
 
 int cmd_bench(int argc, char** argv) {
   // schedlab perf bench sched <name> [schedlab options] [benchmark options]
-  // schedlab schbench [schedlab options] [benchmark options]
-  // schedlab unix_lat|pipe_lat [schedlab options] [benchmark options]
+  // schedlab hackbench|schbench|unix_lat|pipe_lat [schedlab options] [benchmark options]
   const std::string first = argv[1];
-  const bool direct = first == "schbench" || first == "unix_lat" || first == "pipe_lat";
+  const bool direct = first == "hackbench" || first == "schbench" || first == "unix_lat" || first == "pipe_lat";
   if (!direct && (argc < 5 || std::string(argv[2]) != "bench" || std::string(argv[3]) != "sched"))
     return fail("usage: schedlab perf bench sched <messaging|pipe> [options]");
   const std::string bench = direct ? first : argv[4];
@@ -145,6 +144,8 @@ int cmd_bench(int argc, char** argv) {
       "Benchmark options are the real tool's:\n"
       "  messaging: -g/--group N (10)  -l/--nr_loops N (100)  -p/--pipe  -t/--thread\n"
       "  pipe:      -l/--loop N (1000000)  -T/--threaded\n"
+      "  hackbench (rt-tests): -g/--groups N (10)  -f/--fds N (20)  -l/--loops N (100)  -s/--datasize B (100)\n"
+      "             -p/--pipe  -T/--threads  -P/--process\n"
       "  schbench:  -m/--message-threads N (2)  -t/--threads N (16)  -r/--runtime S (30)\n"
       "             -s/--sleeptime US (30000)  -c/--cputime US (30000)\n"
       "  unix_lat, pipe_lat (ipc-bench): -s SIZE (1024)  -c COUNT (100)  -a CPU (0)  -b CPU (0)  -t (time each round trip)");
@@ -297,6 +298,7 @@ void usage() {
   std::cout << "schedlab: a deterministic simulator of Linux SMP CPU scheduling\n\n"
                "  schedlab perf bench sched messaging [-g N] [-l N] [-p] [-t] [options]\n"
                "  schedlab perf bench sched pipe [-l N] [-T] [options]\n"
+               "  schedlab hackbench [-g N] [-f N] [-l N] [-s B] [-p] [-T] [options]   (rt-tests)\n"
                "  schedlab schbench [-m N] [-t N] [-r S] [-s US] [-c US] [options]\n"
                "  schedlab unix_lat|pipe_lat [-s SIZE] [-c COUNT] [-a CPU] [-b CPU] [-t] [options]   (ipc-bench)\n"
                "      options: --machine M --kernel K --features A,NO_B --sysctl k=v --seed N\n"
@@ -323,7 +325,8 @@ int main(int argc, char** argv) {
       usage();
       return 0;
     }
-    if (cmd == "perf" || cmd == "schbench" || cmd == "unix_lat" || cmd == "pipe_lat") return cmd_bench(argc, argv);
+    if (cmd == "perf" || cmd == "hackbench" || cmd == "schbench" || cmd == "unix_lat" || cmd == "pipe_lat")
+      return cmd_bench(argc, argv);
     if (cmd == "run") return cmd_run(argc, argv);
     if (cmd == "machines") return cmd_machines();
     if (cmd == "topology" || cmd == "features" || cmd == "costs") {

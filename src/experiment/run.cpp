@@ -13,13 +13,13 @@ void parse_command(const std::string& command, std::string& bench, std::vector<s
   std::istringstream in(command);
   std::vector<std::string> w;
   for (std::string s; in >> s;) w.push_back(s);
-  if (!w.empty() && (w[0] == "schbench" || w[0] == "unix_lat" || w[0] == "pipe_lat")) {
+  if (!w.empty() && (w[0] == "hackbench" || w[0] == "schbench" || w[0] == "unix_lat" || w[0] == "pipe_lat")) {
     bench = w[0];
     args.assign(w.begin() + 1, w.end());
     return;
   }
   if (w.size() < 4 || w[0] != "perf" || w[1] != "bench" || w[2] != "sched")
-    throw std::invalid_argument("workload command must look like 'perf bench sched <messaging|pipe> ...', 'schbench ...', 'unix_lat ...' or 'pipe_lat ...': '" +
+    throw std::invalid_argument("workload command must look like 'perf bench sched <messaging|pipe> ...', 'hackbench ...', 'schbench ...', 'unix_lat ...' or 'pipe_lat ...': '" +
                                 command + "'");
   bench = w[3];
   args.assign(w.begin() + 4, w.end());

@@ -120,6 +120,34 @@ TEST(Cli, SchbenchPrintsItsLatencyPercentiles) {
   EXPECT_NE(old.err.find("futexes and hrtimers"), std::string::npos) << old.err;
 }
 
+// rt-tests' hackbench is the program perf ported: at its default 20 fds a
+// group the run is perf's, event for event; -f sets the group's size.
+TEST(Cli, HackbenchIsPerfsMessagingWithTheGroupSizeAnOption) {
+  const std::string opts = " --machine 1s2c1t --kernel linux-4.0 --json";
+  auto hb = run("hackbench -g 1 -f 20 -l 50" + opts);
+  auto perf = run("perf bench sched messaging -g 1 -l 50" + opts);
+  ASSERT_EQ(hb.code, 0) << hb.err;
+  ASSERT_EQ(perf.code, 0) << perf.err;
+  const auto field = [](const std::string& json, const std::string& key) {
+    const auto at = json.find("\"" + key + "\":");
+    EXPECT_NE(at, std::string::npos) << key;
+    return at == std::string::npos ? std::string() : json.substr(at, json.find_first_of(",}", at) - at);
+  };
+  for (const char* key : {"context_switches", "wakeup_preemptions", "migrations"})
+    EXPECT_EQ(field(hb.out, key), field(perf.out, key)) << key;
+  auto small = run("hackbench -g 1 -f 2 -l 10 --machine 1s2c1t --quiet");
+  ASSERT_EQ(small.code, 0) << small.err;
+  EXPECT_TRUE(std::regex_search(small.out, std::regex(
+                  R"(^Running in process mode with 1 groups using 4 file descriptors each \(== 4 tasks\)\n)"
+                  R"(Each sender will pass 10 messages of 100 bytes\nTime: \d+\.\d{3}\n$)")))
+      << small.out;
+  for (const char* bad : {"-F", "-T -P", "-f 0"}) {
+    auto r = run(std::string("hackbench ") + bad + " --machine 1s2c1t --quiet");
+    EXPECT_NE(r.code, 0) << bad;
+    EXPECT_NE(r.err.find("hackbench: "), std::string::npos) << r.err;
+  }
+}
+
 TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
   auto r = run("perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --kernel linux-4.0");
   EXPECT_EQ(r.code, 0) << r.err;

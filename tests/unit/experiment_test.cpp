@@ -45,7 +45,10 @@ TEST(Command, ParsesPerfBenchLines) {
   experiment::parse_command("perf bench sched messaging -g 4 -l 10 -p", b, a);
   EXPECT_EQ(b, "messaging");
   EXPECT_EQ(a, (std::vector<std::string>{"-g", "4", "-l", "10", "-p"}));
-  EXPECT_THROW(experiment::parse_command("hackbench 10", b, a), std::invalid_argument);
+  experiment::parse_command("hackbench -g 1 -f 5", b, a);
+  EXPECT_EQ(b, "hackbench");
+  EXPECT_EQ(a, (std::vector<std::string>{"-g", "1", "-f", "5"}));
+  EXPECT_THROW(experiment::parse_command("sysbench 10", b, a), std::invalid_argument);
   experiment::parse_command("schbench -m 2 -t 20", b, a);
   EXPECT_EQ(b, "schbench");
   EXPECT_EQ(a, (std::vector<std::string>{"-m", "2", "-t", "20"}));

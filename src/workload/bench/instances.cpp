@@ -19,20 +19,22 @@ namespace workload {
 using kernel::Proc;
 
 std::unique_ptr<BenchRun> make_messaging(const std::vector<std::string>& args);
+std::unique_ptr<BenchRun> make_hackbench(const std::vector<std::string>& args);
 std::unique_ptr<BenchRun> make_sched_pipe(const std::vector<std::string>& args);
 std::unique_ptr<BenchRun> make_schbench(const std::vector<std::string>& args);
 std::unique_ptr<BenchRun> make_ipc_bench_latency(const std::string& name, const std::vector<std::string>& args);
 
 std::unique_ptr<BenchRun> make_bench(const std::string& name, const std::vector<std::string>& args) {
   if (name == "messaging") return make_messaging(args);
+  if (name == "hackbench") return make_hackbench(args);
   if (name == "pipe") return make_sched_pipe(args);
   if (name == "schbench") return make_schbench(args);
   if (name == "unix_lat" || name == "pipe_lat") return make_ipc_bench_latency(name, args);
   throw std::invalid_argument("unknown benchmark '" + name +
-                              "' (known: sched messaging, sched pipe, schbench, unix_lat, pipe_lat)");
+                              "' (known: sched messaging, sched pipe, hackbench, schbench, unix_lat, pipe_lat)");
 }
 
-std::vector<std::string> bench_names() { return {"messaging", "pipe", "schbench", "unix_lat", "pipe_lat"}; }
+std::vector<std::string> bench_names() { return {"messaging", "pipe", "hackbench", "schbench", "unix_lat", "pipe_lat"}; }
 
 StartLayout StartLayout::parse(const std::string& spec, int64_t unpin_after_ms) {
   if (unpin_after_ms < 0 || unpin_after_ms > 3600000)

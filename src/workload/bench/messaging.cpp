@@ -3,7 +3,12 @@
 // to the group's 20 receivers, over socketpairs (or pipes with -p), as
 // processes (or threads with -t). Everyone waits at a ready/poll barrier;
 // the clock runs from the GO byte until every worker has been reaped.
+// rt-tests' hackbench (src/hackbench/hackbench.c) is the same program with
+// the group's size (-f/--fds) and the message's (-s/--datasize) as options
+// and its own output; `schedlab hackbench` runs it. Not modelled: its
+// -F/--fifo (main as SCHED_FIFO), and the fds each process closes.
 #include <cstdio>
+#include <vector>
 
 #include "workload/bench/args.hpp"
 #include "workload/bench/bench.hpp"
@@ -18,14 +23,18 @@ constexpr int NUM_FDS = 20;  // hard-coded num_fds
 struct Params {
   int64_t num_groups = 10, loops = 100;
   bool use_pipes = false, thread_mode = false;
+  unsigned num_fds = NUM_FDS;
+  int64_t datasize = DATASIZE;
+  bool hackbench = false;  // rt-tests' front end: its options and output
 };
 
 struct SenderContext {
   unsigned num_fds;
   Fd ready_out;
   Fd wakefd;
-  Fd out_fds[NUM_FDS];
+  std::vector<Fd> out_fds;
   int64_t loops;
+  int64_t datasize;
 };
 
 struct ReceiverContext {
@@ -33,6 +42,7 @@ struct ReceiverContext {
   Fd in_fds[2];
   Fd ready_out;
   Fd wakefd;
+  int64_t datasize;
 };
 
 void fdpair(const kernel::KernelConfig& cfg, bool use_pipes, Fd fds[2]) {
@@ -58,7 +68,7 @@ Co<void> sender(Proc& p, std::shared_ptr<SenderContext> ctx) {
   for (int64_t i = 0; i < ctx->loops; i++) {
     for (unsigned j = 0; j < ctx->num_fds; j++) {
       int64_t done = 0;
-      while (done < DATASIZE) done += co_await sys_write(p, ctx->out_fds[j], DATASIZE - done);
+      while (done < ctx->datasize) done += co_await sys_write(p, ctx->out_fds[j], ctx->datasize - done);
     }
   }
 }
@@ -70,7 +80,7 @@ Co<void> receiver(Proc& p, std::shared_ptr<ReceiverContext> ctx) {
   // Receive them all.
   for (unsigned long i = 0; i < ctx->num_packets; i++) {
     int64_t done = 0;
-    while (done < DATASIZE) done += co_await sys_read(p, ctx->in_fds[0], DATASIZE - done);
+    while (done < ctx->datasize) done += co_await sys_read(p, ctx->in_fds[0], ctx->datasize - done);
   }
 }
 
@@ -84,6 +94,7 @@ struct Shared {
 Co<unsigned> group(Proc& p, Shared& sh, unsigned num_fds, Fd& ready_out, Fd& wakefd) {
   const auto& cfg = p.config();
   auto snd_ctx = std::make_shared<SenderContext>();
+  snd_ctx->out_fds.resize(num_fds);
   for (unsigned i = 0; i < num_fds; i++) {
     Fd fds[2];
     auto ctx = std::make_shared<ReceiverContext>();
@@ -93,6 +104,7 @@ Co<unsigned> group(Proc& p, Shared& sh, unsigned num_fds, Fd& ready_out, Fd& wak
     ctx->in_fds[1] = fds[1];
     ctx->ready_out = ready_out;
     ctx->wakefd = wakefd;
+    ctx->datasize = sh.params.datasize;
     kernel::Program recv = [ctx](Proc& c) { return receiver(c, ctx); };
     co_await p.fork("sched-messaging", recv, sh.params.thread_mode);
     snd_ctx->out_fds[i] = fds[1];
@@ -102,6 +114,7 @@ Co<unsigned> group(Proc& p, Shared& sh, unsigned num_fds, Fd& ready_out, Fd& wak
   snd_ctx->ready_out = ready_out;
   snd_ctx->wakefd = wakefd;
   snd_ctx->loops = sh.params.loops;
+  snd_ctx->datasize = sh.params.datasize;
   kernel::Program send = [snd_ctx](Proc& c) { return sender(c, snd_ctx); };
   for (unsigned i = 0; i < num_fds; i++) co_await p.fork("sched-messaging", send, sh.params.thread_mode);
   co_return num_fds * 2;
@@ -113,7 +126,7 @@ Co<void> bench_sched_messaging(Proc& p, std::shared_ptr<Shared> sh) {
   fdpair(p.config(), sh->params.use_pipes, wakefds);
   unsigned total_children = 0;
   for (int64_t i = 0; i < sh->params.num_groups; i++) {
-    const unsigned children = co_await group(p, *sh, NUM_FDS, readyfds[1], wakefds[0]);
+    const unsigned children = co_await group(p, *sh, sh->params.num_fds, readyfds[1], wakefds[0]);
     total_children += children;
   }
   // Wait for everyone to be ready.
@@ -138,7 +151,8 @@ class MessagingRun final : public BenchRun {
     auto sh = sh_;
     return [sh](Proc& p) { return bench_sched_messaging(p, sh); };
   }
-  BenchOutput finish() const override {
+  BenchOutput finish() const override { return sh_->params.hackbench ? finish_hackbench() : finish_perf(); }
+  BenchOutput finish_perf() const {
     BenchOutput out;
     const Params& pr = sh_->params;
     const char* kind = pr.thread_mode ? "threads" : "processes";
@@ -158,9 +172,34 @@ class MessagingRun final : public BenchRun {
     out.metrics.push_back({"total_time", "s", false, static_cast<double>(diff_us) / 1e6});
     return out;
   }
-  std::string name() const override { return "sched/messaging"; }
+  // rt-tests' hackbench main(): its two lines up front, "Time:" at the end.
+  BenchOutput finish_hackbench() const {
+    BenchOutput out;
+    const Params& pr = sh_->params;
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "Running in %s mode with %lld groups using %u file descriptors each (== %lld tasks)\n",
+                  pr.thread_mode ? "threaded" : "process", static_cast<long long>(pr.num_groups), 2 * pr.num_fds,
+                  static_cast<long long>(pr.num_groups * 2 * pr.num_fds));
+    out.text += buf;
+    std::snprintf(buf, sizeof buf, "Each sender will pass %lld messages of %lld bytes\n", static_cast<long long>(pr.loops),
+                  static_cast<long long>(pr.datasize));
+    out.text += buf;
+    if (sh_->stop_ns < 0) return out;
+    const int64_t diff_us = (sh_->stop_ns - sh_->start_ns) / 1000;
+    std::snprintf(buf, sizeof buf, "Time: %lld.%03lld\n", static_cast<long long>(diff_us / 1000000),
+                  static_cast<long long>(diff_us % 1000000 / 1000));
+    out.text += buf;
+    out.metrics.push_back({"total_time", "s", false, static_cast<double>(diff_us) / 1e6});
+    return out;
+  }
+  std::string name() const override { return sh_->params.hackbench ? "hackbench" : "sched/messaging"; }
+  std::string comm() const override { return sh_->params.hackbench ? "hackbench" : "perf"; }
   std::string command() const override {
     const Params& pr = sh_->params;
+    if (pr.hackbench)
+      return "hackbench -g " + std::to_string(pr.num_groups) + " -f " + std::to_string(pr.num_fds) + " -l " +
+             std::to_string(pr.loops) + " -s " + std::to_string(pr.datasize) + (pr.use_pipes ? " -p" : "") +
+             (pr.thread_mode ? " -T" : "");
     return "perf bench sched messaging -g " + std::to_string(pr.num_groups) + " -l " +
            std::to_string(pr.loops) + (pr.use_pipes ? " -p" : "") + (pr.thread_mode ? " -t" : "");
   }
@@ -185,6 +224,34 @@ std::unique_ptr<BenchRun> make_messaging(const std::vector<std::string>& args) {
   p.thread_mode = v.count("--thread") != 0;
   if (p.num_groups * 2 * NUM_FDS > 100000)
     throw std::invalid_argument("sched messaging: more than 100000 tasks is not supported");
+  return std::make_unique<MessagingRun>(p);
+}
+
+// rt-tests' hackbench, process_options(): -p/--pipe, -s/--datasize,
+// -l/--loops, -g/--groups, -f/--fds, -T/--threads, -P/--process.
+std::unique_ptr<BenchRun> make_hackbench(const std::vector<std::string>& args) {
+  const auto v = parse_bench_args("hackbench",
+                                  {{"-p", "--pipe", false},
+                                   {"-s", "--datasize", true, 1, 1 << 20},
+                                   {"-l", "--loops", true, 1, 100000000},
+                                   {"-g", "--groups", true, 1, 10000},
+                                   {"-f", "--fds", true, 1, 1000},
+                                   {"-T", "--threads", false},
+                                   {"-P", "--process", false}},
+                                  args);
+  Params p;
+  p.hackbench = true;
+  if (v.count("--groups")) p.num_groups = v.at("--groups");
+  if (v.count("--loops")) p.loops = v.at("--loops");
+  if (v.count("--fds")) p.num_fds = static_cast<unsigned>(v.at("--fds"));
+  if (v.count("--datasize")) p.datasize = v.at("--datasize");
+  p.use_pipes = v.count("--pipe") != 0;
+  // getopt lets the last of -T and -P win; the parser keeps no order.
+  if (v.count("--threads") && v.count("--process"))
+    throw std::invalid_argument("hackbench: -T and -P both given: pick one");
+  p.thread_mode = v.count("--threads") != 0;
+  if (p.num_groups * 2 * p.num_fds > 100000)
+    throw std::invalid_argument("hackbench: more than 100000 tasks is not supported");
   return std::make_unique<MessagingRun>(p);
 }
 
