@@ -122,7 +122,7 @@ int cmd_features(const std::string& kname) {
     for (const auto& n : kernel::preset_names()) {
       auto p = kernel::load_preset(n);
       if (!kname.empty() && n != kname) continue;
-      defaults += " " + n + "=" + std::to_string(p.sysctls.at(s.name));
+      defaults += " " + n + "=" + std::to_string(s.name == "CONFIG_HZ" ? p.hz : p.sysctls.at(s.name));
     }
     std::printf("  %-28s [%s]%s\n      %s\n", s.name.c_str(), s.unit.c_str(), defaults.c_str(), s.help.c_str());
   }

@@ -113,6 +113,7 @@ const std::vector<FeatureInfo>& feature_catalog() {
 
 const std::vector<SysctlInfo>& sysctl_catalog() {
   static const std::vector<SysctlInfo> s = {
+      {"CONFIG_HZ", "Hz", "build option, not a sysctl: the tick's rate (100, 250, 300 or 1000; the preset's by default)"},
       {"sched_latency_ns", "ns", "CFS targeted preemption latency (before CPU-count scaling)"},
       {"sched_min_granularity_ns", "ns", "CFS minimal preemption granularity (before scaling)"},
       {"sched_wakeup_granularity_ns", "ns", "CFS wakeup preemption granularity (before scaling)"},
@@ -305,6 +306,15 @@ void KernelConfig::apply_sysctl(const std::string& assignment) {
     throw std::invalid_argument("sysctl '" + assignment + "' must be name=value");
   std::string name = assignment.substr(0, eq);
   std::string val = assignment.substr(eq + 1);
+  if (name == "CONFIG_HZ") {
+    // A build option, not a sysctl: the kernel a real machine runs may be
+    // built with another tick than the preset's (Debian's 6.1 guest of
+    // tools/guest: 250). Only the values Kconfig offers (kernel/Kconfig.hz).
+    if (val != "100" && val != "250" && val != "300" && val != "1000")
+      throw std::invalid_argument("CONFIG_HZ must be 100, 250, 300 or 1000");
+    preset_.hz = std::stoi(val);
+    return;
+  }
   auto it = preset_.sysctls.find(name);
   if (it == preset_.sysctls.end())
     throw std::invalid_argument("unknown sysctl '" + name + "' (see 'schedlab features')");

@@ -521,7 +521,7 @@ TEST(Trace, GrammarAndIdleTimeAgreeWithStatistics) {
 // docs/cost-model.md carries each profile's table verbatim: it cannot go stale.
 TEST(Docs, CostModelTablesMatchTheProfiles) {
   const std::string doc = read(std::string(SCHEDLAB_SOURCE_DIR) + "/docs/cost-model.md");
-  for (const char* m : {"haswell-2s8c2t", "westmere-8s10c2t", "p4xeon-4way", "generic"}) {
+  for (const char* m : {"haswell-2s8c2t", "westmere-8s10c2t", "p4xeon-4way", "generic", "qemu-tcg-2s1c"}) {
     auto r = run(std::string("costs ") + m);
     ASSERT_EQ(r.code, 0);
     const std::string begin = std::string("<!-- begin costs ") + m + " -->\n";
@@ -531,6 +531,21 @@ TEST(Docs, CostModelTablesMatchTheProfiles) {
     ASSERT_NE(e, std::string::npos) << m;
     EXPECT_EQ(doc.substr(b + begin.size(), e - b - begin.size()), r.out) << m << ": regenerate the table";
   }
+}
+
+// machines/qemu-tcg-2s1c.toml fits its switch costs and its HLT exit to
+// the round trips measured in the guest (the medians of
+// tools/guest/measured/, through tools/guest/fit-profile.py). A change to
+// the model's wakeup or switch path that moves these must refit the profile.
+TEST(Cli, TheEmulatedMachineTakesTheGuestsMeasuredRoundTrips) {
+  const auto round_trip_us = [](const char* cpus) {
+    auto r = run(std::string("pipe_lat -s 4 -c 20000 ") + cpus + " --machine qemu-tcg-2s1c --sysctl CONFIG_HZ=250 --quiet");
+    EXPECT_EQ(r.code, 0) << r.err;
+    const auto at = r.out.find("pipe_lat 4 20000 ");
+    return at == std::string::npos ? -1.0 : std::stod(r.out.substr(at + 17)) * 1e6;
+  };
+  EXPECT_NEAR(round_trip_us("-a 0 -b 0"), 67.8, 1.5);
+  EXPECT_NEAR(round_trip_us("-a 0 -b 1"), 138.6, 1.5);
 }
 
 TEST(Cli, InstancesRunInParallelAndAggregate) {

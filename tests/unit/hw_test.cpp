@@ -47,7 +47,7 @@ TEST(CpuMask, IteratesAndWraps) {
 }
 
 TEST(MachineProfile, SeedMachinesLoadWithEveryCostSourced) {
-  for (const char* name : {"haswell-2s8c2t", "westmere-8s10c2t", "p4xeon-4way", "generic"}) {
+  for (const char* name : {"haswell-2s8c2t", "westmere-8s10c2t", "p4xeon-4way", "generic", "qemu-tcg-2s1c"}) {
     auto p = hw::load_machine(name);
     ASSERT_EQ(p.cost_sources.size(), hw::cost_params().size()) << name;
     for (size_t i = 0; i < p.cost_sources.size(); ++i)
@@ -58,6 +58,29 @@ TEST(MachineProfile, SeedMachinesLoadWithEveryCostSourced) {
   EXPECT_EQ(hw::load_machine("westmere-8s10c2t").topology.nr_cpus(), 160);
   EXPECT_EQ(hw::load_machine("westmere-8s10c2t").topology.node_distance(0, 7), 19);
   EXPECT_EQ(hw::load_machine("p4xeon-4way").topology.nr_cpus(), 4);
+}
+
+// qemu-tcg-2s1c is the emulated machine of tools/guest, its costs measured
+// in the guest (tools/guest/fit-profile.py): two sockets of one CPU, one
+// idle state that halts, and every cost from the guest's measurements.
+TEST(MachineProfile, TheEmulatedMachineIsTwoSocketsThatHalt) {
+  const auto p = hw::load_machine("qemu-tcg-2s1c");
+  EXPECT_EQ(p.topology.nr_cpus(), 2);
+  EXPECT_EQ(p.topology.sockets(), 2);
+  EXPECT_FALSE(p.topology.llc_mask(0).test(1));
+  ASSERT_EQ(p.idle_states.size(), 1u);
+  EXPECT_EQ(p.idle_states[0].name, "HLT");
+  EXPECT_FALSE(p.idle_states[0].polling);
+  for (size_t i = 0; i < p.cost_sources.size(); ++i) {
+    const std::string& source = p.cost_sources[i];
+    const bool from_the_guest = source.find("costs.c") != std::string::npos ||
+                                source.find("as generic") != std::string::npos ||
+                                source.find("[derived] generic x") != std::string::npos ||
+                                source.find("no SMT") != std::string::npos ||
+                                source.find("line size") != std::string::npos ||
+                                source.find("lscpu") != std::string::npos;
+    EXPECT_TRUE(from_the_guest) << hw::cost_params()[i].name << ": " << source;
+  }
 }
 
 // haswell-2s16c2t is seed 000's box read as 16 cores per socket: the same

@@ -50,6 +50,17 @@ TEST(Features, FeatureAndSysctlOverridesAreValidated) {
   EXPECT_THROW(c.apply_sysctl("sched_latency_ns=12abc"), std::invalid_argument);
 }
 
+TEST(Features, ConfigHzIsABuildOptionSetLikeASysctl) {
+  kernel::KernelConfig c(kernel::load_preset("linux-4.0"));
+  EXPECT_EQ(c.tick_ns(), 1000000);
+  c.apply_sysctl("CONFIG_HZ=250");
+  EXPECT_EQ(c.hz(), 250);
+  EXPECT_EQ(c.tick_ns(), 4000000);
+  EXPECT_NE(c.describe().find("HZ=250"), std::string::npos);
+  EXPECT_THROW(c.apply_sysctl("CONFIG_HZ=500"), std::invalid_argument);
+  EXPECT_THROW(c.apply_sysctl("CONFIG_HZ=0"), std::invalid_argument);
+}
+
 TEST(SchedDomains, HaswellHasSmtMcNumaLikeTopologyC) {
   auto prof = hw::load_machine("haswell-2s8c2t");
   kernel::SchedDomains sd(prof.topology, 400);

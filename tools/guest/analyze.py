@@ -65,11 +65,15 @@ def placement(label):
     d = [sum(B[c][i] - A[c][i] for c in B) for i in range(min(len(v) for v in list(A.values()) + list(B.values())))]
     # fields: yld 0 sched goidle ttwu ttwu_local cpu_time run_delay pcount [fast_busy busy_while_idle found]
     n, u = messages(label), unit(label)
+    figures.setdefault(label, {})['delay/arrival us'] = d[7] / max(d[8], 1) / 1000
     out = f"  delay/arrival {d[7] / max(d[8], 1) / 1000:.1f} us, wakeups/{u} {d[4] / n:.3f}"
     if len(d) >= 12:
         out += f", fast-path busy/{u} {d[9] / n:.4f}, busy while one idles/{u} {d[10] / n:.4f}, moved to idle/{u} {d[11] / n:.4f}"
     return out
+figures = {}  # label: the figures a pair compares
 for label, r in runs.items():
+    if r['total'] != '?': figures.setdefault(label, {})['time s'] = float(r['total'])
+    figures.setdefault(label, {})[f'sw/{unit(label)}'] = r['ctxt'] / messages(label)
     line = f"{label:8s} {r['feats']:22s} {r['total']:>6s} s {r['ctxt'] / messages(label):.3f} sw/{unit(label)}" + placement(label)
     A, B = snaps.get(('A', label)), snaps.get(('B', label))
     if A is None or B is None: print(line); continue  # not sampled (warm 0)
@@ -98,3 +102,25 @@ for label, r in runs.items():
     print(line + f"  window {r['tB'] - r['tA']:.1f} s: recv {100 * d['recv'][0] / tot:.1f}% of {tot:.0f} ms,"
           f" recv sleeps {d['recv'][1]:.0f} preempted {d['recv'][2]:.0f}, send sleeps {d['send'][1]:.0f} preempted {d['send'][2]:.0f};"
           f" send-recv vruntime by CPU (ms) A {gaps(A)} B {gaps(B)}; nice {nices}")
+
+# Runs labelled NAME_b_N and NAME_w_N are the stock kernel and the patched
+# one in turn (runs-wake-idle-cpu*.txt): per NAME, each figure's mean over the
+# runs, stock then patched, and the mean of the patched run's change against
+# its own pair's stock run, with Student's 95% interval.
+T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+pairs = collections.OrderedDict()
+for label in figures:
+    m = re.match(r'(.+)_b_(\w+)$', label)
+    if m and f'{m.group(1)}_w_{m.group(2)}' in figures:
+        pairs.setdefault(m.group(1), []).append((figures[label], figures[f'{m.group(1)}_w_{m.group(2)}']))
+for name, runs_of in pairs.items():
+    out = []
+    for key in runs_of[0][0]:
+        both = [(b[key], w[key]) for b, w in runs_of if key in b and key in w and b[key] > 0]
+        if not both: continue
+        n = len(both)
+        change = [100 * (w / b - 1) for b, w in both]
+        mean = sum(change) / n
+        half = T95.get(n - 1, 2.0) * (sum((c - mean) ** 2 for c in change) / (n - 1)) ** 0.5 / n ** 0.5 if n > 1 else 0
+        out.append(f"{key} {sum(b for b, _ in both) / n:.4g} -> {sum(w for _, w in both) / n:.4g} ({mean:+.1f}% +- {half:.1f})")
+    print(f"PAIRS {name} n={len(runs_of)}: " + '; '.join(out))

@@ -57,6 +57,7 @@ while read -r label feats warm window cmd; do
     wait $main; c1=$(ctxt)
     cat /tmp/ssa.txt; sstat B $label
     echo "RUN $label feats=$feats kids=0 ctxt_total=$((c1 - c0)) ctxt_window=0 tA=0 tB=0 $(grep -h 'Total time\|^Time' /tmp/out.txt | tr -s ' ')"
+    grep -h '^COST ' /tmp/out.txt | sed "s/^/GUEST $label /"   # tools/guest/costs.c
     if [ "$feats" != "-" ]; then for f in $(echo $feats | tr , ' '); do case $f in *=*) ;; NO_*) echo ${f#NO_} > /sys/kernel/debug/sched/features;; *) echo NO_$f > /sys/kernel/debug/sched/features;; esac; done; fi
   for x in $saved; do echo ${x#*=} > /sys/kernel/debug/sched/${x%%=*}; done
     continue

@@ -40,6 +40,8 @@ for lib in $( (ldd /usr/bin/perf; ldd /usr/bin/hackbench) | awk '/=>/ {print $3}
   mkdir -p "$root$(dirname "$lib")"
   cp -L "$lib" "$root$lib"
 done
+# the per-call costs of the emulated machine (tools/guest/costs.c; runs-costs.txt)
+gcc -O2 -static -o "$root/usr/bin/costs" "$here/costs.c"
 cp "$here/guest-init.sh" "$root/init"
 chmod +x "$root/init"
 cp "$runs" "$root/runs.txt"

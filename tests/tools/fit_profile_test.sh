@@ -1,0 +1,15 @@
+#!/bin/sh
+# tools/guest/fit-profile.py, run on the guest measurements kept in
+# tools/guest/measured/ with this build's schedlab, writes the shipped
+# machines/qemu-tcg-2s1c.toml byte for byte: the profile is reproducible
+# from its data, and a change to the model's switch or wakeup path that
+# moves the fitted costs shows here (refit: the command below, then commit).
+# Needs python3, which the build does not: skipped (77) without it.
+set -eu
+src=$1 schedlab=$2
+command -v python3 > /dev/null || exit 77
+out=${TMPDIR:-/tmp}/qemu-tcg-2s1c.$$.toml
+python3 "$src/tools/guest/fit-profile.py" "$schedlab" "$src"/tools/guest/measured/*.log > "$out" 2> /dev/null
+if [ "${SCHEDLAB_UPDATE_GOLDEN:-}" = 1 ]; then cp "$out" "$src/machines/qemu-tcg-2s1c.toml"; fi
+diff -u "$src/machines/qemu-tcg-2s1c.toml" "$out"
+rm -f "$out"

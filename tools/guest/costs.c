@@ -1,0 +1,274 @@
+/*
+ * The per-call costs of the emulated machine, measured inside the guest, so
+ * that a machine profile of the model can carry them (machines/qemu-tcg-2s1c.toml).
+ *
+ *   gcc -O2 -static -o costs tools/guest/costs.c     (run.sh does this)
+ *   costs [seconds per measurement, default 2] [ms per round, default 50]
+ *
+ * Each measurement repeats its loop in rounds of about 50 ms (at least 5
+ * rounds) for the given time and prints the median round, one line each:
+ *   COST <name> <ns per unit> <unit> rounds=<n> p10=<ns> p90=<ns>
+ * What each loop is, in the terms of lmbench's lat_syscall, lat_unix, lat_pipe
+ * and lat_ctx, and which profile cost it gives, is docs/real-kernels.md's
+ * "The emulated machine's costs". Everything runs pinned (sched_setaffinity):
+ * the one-CPU loops on CPU 0, the round trips on CPU 0 alone or on CPUs 0
+ * and 1.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ROUNDS 4096
+#define MESSAGE 100 /* hackbench's DATASIZE */
+#define LARGE 1000  /* with MESSAGE, the copy's cost per byte */
+#define BATCH 64    /* messages queued before they are read: at most 64 KB, under the socket buffer */
+
+static double seconds_each = 2.0;
+static int64_t round_ns = 50000000;
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void pin(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(0, sizeof set, &set) != 0) {
+    perror("sched_setaffinity");
+    exit(1);
+  }
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+static void report(const char* name, const char* unit, double* per_unit, int n) {
+  qsort(per_unit, n, sizeof *per_unit, cmp_double);
+  printf("COST %s %.1f %s rounds=%d p10=%.1f p90=%.1f\n", name, per_unit[n / 2], unit, n,
+         per_unit[n / 10], per_unit[n * 9 / 10]);
+  fflush(stdout);
+}
+
+/* Runs body(iterations) in rounds; calibrates the iterations so a round
+ * takes about round_ns. */
+typedef int64_t (*round_fn)(int64_t iterations, void* ctx);
+static void measure(const char* name, const char* unit, round_fn body, void* ctx) {
+  static double per_unit[MAX_ROUNDS];
+  int64_t iterations = 16;
+  while (body(iterations, ctx) < round_ns && iterations < (1LL << 30)) iterations *= 2;
+  int n = 0;
+  int64_t end = now_ns() + (int64_t)(seconds_each * 1e9);
+  while (n < MAX_ROUNDS && (n < 5 || now_ns() < end)) per_unit[n++] = (double)body(iterations, ctx) / iterations;
+  report(name, unit, per_unit, n);
+}
+
+/* lat_syscall null: getppid(), which the C library does not cache. */
+static int64_t null_syscall(int64_t iterations, void* ctx) {
+  (void)ctx;
+  int64_t t0 = now_ns();
+  for (int64_t i = 0; i < iterations; i++) syscall(SYS_getppid);
+  return now_ns() - t0;
+}
+
+/* One side of a channel that nobody waits on: BATCH writes of MESSAGE bytes,
+ * then BATCH reads; only the writes or only the reads are timed. */
+struct channel {
+  int write_fd, read_fd;
+  int time_reads;
+  size_t size;
+};
+static int64_t channel_calls(int64_t iterations, void* ctx) {
+  struct channel* ch = ctx;
+  char buf[LARGE];
+  memset(buf, 1, sizeof buf);
+  int64_t timed = 0;
+  for (int64_t done = 0; done < iterations; done += BATCH) {
+    int64_t t0 = now_ns();
+    for (int i = 0; i < BATCH; i++)
+      if (write(ch->write_fd, buf, ch->size) != (ssize_t)ch->size) exit(2);
+    int64_t t1 = now_ns();
+    for (int i = 0; i < BATCH; i++)
+      if (read(ch->read_fd, buf, ch->size) != (ssize_t)ch->size) exit(3);
+    int64_t t2 = now_ns();
+    timed += ch->time_reads ? t2 - t1 : t1 - t0;
+  }
+  return timed;
+}
+
+/* As channel_calls, but the writes go to SOCKETS channels in turn and the
+ * reads drain each in turn, as a hackbench sender writes to each of its
+ * group's receivers: the footprint of a group's sockets, not one hot one. */
+#define SOCKETS 20
+struct channels {
+  struct channel each[SOCKETS];
+  int time_reads;
+};
+static int64_t rotating_calls(int64_t iterations, void* ctx) {
+  struct channels* chs = ctx;
+  char buf[MESSAGE];
+  memset(buf, 1, sizeof buf);
+  int64_t timed = 0;
+  for (int64_t done = 0; done < iterations; done += BATCH) {
+    int64_t t0 = now_ns();
+    for (int i = 0; i < BATCH; i++)
+      if (write(chs->each[i % SOCKETS].write_fd, buf, MESSAGE) != MESSAGE) exit(2);
+    int64_t t1 = now_ns();
+    for (int i = 0; i < BATCH; i++)
+      if (read(chs->each[i % SOCKETS].read_fd, buf, MESSAGE) != MESSAGE) exit(3);
+    int64_t t2 = now_ns();
+    timed += chs->time_reads ? t2 - t1 : t1 - t0;
+  }
+  return timed;
+}
+
+/* lat_pipe / lat_ctx: two processes pass a token over two pipes, pinned to
+ * the given CPUs; the time is per round trip (two wakeups, two switches or
+ * two idle exits). */
+struct round_trip {
+  int cpu_a, cpu_b;
+  size_t size;
+};
+static int64_t round_trips(int64_t iterations, void* ctx) {
+  struct round_trip* rt = ctx;
+  int there[2], back[2];
+  if (pipe(there) || pipe(back)) exit(4);
+  char token[MESSAGE] = {0};
+  pid_t child = fork();
+  if (child == 0) {
+    pin(rt->cpu_b);
+    for (int64_t i = 0; i < iterations + 1; i++) {
+      if (read(there[0], token, rt->size) != (ssize_t)rt->size) _exit(5);
+      if (write(back[1], token, rt->size) != (ssize_t)rt->size) _exit(6);
+    }
+    _exit(0);
+  }
+  pin(rt->cpu_a);
+  /* one round trip first, so the child is pinned and asleep in read() */
+  if (write(there[1], token, rt->size) != (ssize_t)rt->size || read(back[0], token, rt->size) != (ssize_t)rt->size) exit(7);
+  int64_t t0 = now_ns();
+  for (int64_t i = 0; i < iterations; i++) {
+    if (write(there[1], token, rt->size) != (ssize_t)rt->size) exit(8);
+    if (read(back[0], token, rt->size) != (ssize_t)rt->size) exit(9);
+  }
+  int64_t elapsed = now_ns() - t0;
+  waitpid(child, NULL, 0);
+  close(there[0]), close(there[1]), close(back[0]), close(back[1]);
+  return elapsed;
+}
+
+/* A cache line passed between CPUs 0 and 1: two processes take turns
+ * storing into one shared word, each spinning until the other's store
+ * arrives (core-to-core-latency's ping-pong); per round trip, so two
+ * transfers of the line. */
+static volatile int64_t* shared_word;
+static int64_t line_round_trips(int64_t iterations, void* ctx) {
+  (void)ctx;
+  *shared_word = 0;
+  pid_t child = fork();
+  if (child == 0) {
+    pin(1);
+    for (int64_t i = 0; i < iterations; i++) {
+      while (__atomic_load_n(shared_word, __ATOMIC_ACQUIRE) != 2 * i + 1) {}
+      __atomic_store_n(shared_word, 2 * i + 2, __ATOMIC_RELEASE);
+    }
+    _exit(0);
+  }
+  pin(0);
+  int64_t t0 = now_ns();
+  for (int64_t i = 0; i < iterations; i++) {
+    __atomic_store_n(shared_word, 2 * i + 1, __ATOMIC_RELEASE);
+    while (__atomic_load_n(shared_word, __ATOMIC_ACQUIRE) != 2 * i + 2) {}
+  }
+  int64_t elapsed = now_ns() - t0;
+  waitpid(child, NULL, 0);
+  return elapsed;
+}
+
+/* The tick: a loop that reads the clock on an otherwise idle CPU; each gap
+ * well above the loop's own step is an interruption, and the median excess
+ * of the gaps that recur at the tick's rate is the tick's cost. */
+static void tick_gaps(void) {
+  enum { MAX_GAPS = 100000 };
+  static double gaps[MAX_GAPS];
+  int64_t steps = 0, n = 0;
+  int64_t start = now_ns(), prev = start, end = start + (int64_t)(seconds_each * 1e9);
+  static double step_samples[1 << 16];
+  int64_t s = 0;
+  for (int64_t t = now_ns(); t < end; t = now_ns()) {
+    int64_t gap = t - prev;
+    if (s < (1 << 16)) step_samples[s++] = (double)gap;
+    steps++;
+    prev = t;
+  }
+  qsort(step_samples, s, sizeof *step_samples, cmp_double);
+  double step = step_samples[s / 2];
+  prev = now_ns();
+  end = prev + (int64_t)(seconds_each * 1e9);
+  for (int64_t t = now_ns(); t < end; t = now_ns()) {
+    int64_t gap = t - prev;
+    if (gap > 20 * step + 500 && n < MAX_GAPS) gaps[n++] = (double)gap - step;
+    prev = t;
+  }
+  printf("COST loop_step %.1f ns/step steps=%lld\n", step, (long long)steps);
+  if (n > 0) report("interruption", "ns/interruption", gaps, n);
+  printf("COST interruptions_per_s %.1f /s\n", n / seconds_each);
+  fflush(stdout);
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1) seconds_each = atof(argv[1]);
+  if (argc > 2) round_ns = (int64_t)(atof(argv[2]) * 1e6);
+  signal(SIGPIPE, SIG_IGN);
+  pin(0);
+  measure("getppid", "ns/call", null_syscall, NULL);
+
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) return 1;
+  struct channel unix_send = {sv[0], sv[1], 0, MESSAGE}, unix_recv = {sv[0], sv[1], 1, MESSAGE};
+  measure("unix_stream_write_100", "ns/call", channel_calls, &unix_send);
+  measure("unix_stream_read_100", "ns/call", channel_calls, &unix_recv);
+  struct channel unix_send_large = {sv[0], sv[1], 0, LARGE};
+  measure("unix_stream_write_1000", "ns/call", channel_calls, &unix_send_large);
+
+  static struct channels rotating;
+  for (int i = 0; i < SOCKETS; i++) {
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair)) return 1;
+    rotating.each[i] = (struct channel){pair[0], pair[1], 0, MESSAGE};
+  }
+  rotating.time_reads = 0;
+  measure("unix_stream_write_100_over_20", "ns/call", rotating_calls, &rotating);
+  rotating.time_reads = 1;
+  measure("unix_stream_read_100_over_20", "ns/call", rotating_calls, &rotating);
+
+  int pfd[2];
+  if (pipe(pfd)) return 1;
+  struct channel pipe_write = {pfd[1], pfd[0], 0, 4}, pipe_read = {pfd[1], pfd[0], 1, 4};
+  measure("pipe_write_4", "ns/call", channel_calls, &pipe_write);
+  measure("pipe_read_4", "ns/call", channel_calls, &pipe_read);
+
+  struct round_trip same_cpu = {0, 0, 4}, cross_cpu = {0, 1, 4};
+  measure("pipe_round_trip_same_cpu", "ns/round_trip", round_trips, &same_cpu);
+  measure("pipe_round_trip_cpu0_cpu1", "ns/round_trip", round_trips, &cross_cpu);
+  shared_word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared_word == MAP_FAILED) return 1;
+  measure("line_round_trip_cpu0_cpu1", "ns/round_trip", line_round_trips, NULL);
+  pin(1);
+  tick_gaps();
+  return 0;
+}
