@@ -85,55 +85,43 @@ static int64_t null_syscall(int64_t iterations, void* ctx) {
   return now_ns() - t0;
 }
 
-/* One side of a channel that nobody waits on: BATCH writes of MESSAGE bytes,
- * then BATCH reads; only the writes or only the reads are timed. */
-struct channel {
-  int write_fd, read_fd;
-  int time_reads;
+/* Calls on channels that nobody waits on: BATCH writes of `size` bytes to
+ * the channels in turn, then BATCH reads from them in turn; only the writes
+ * or only the reads are timed. Over one channel that is one hot socket or
+ * pipe; over SOCKETS, a hackbench sender writing to each of its group's
+ * receivers: the footprint of a group's sockets. */
+#define SOCKETS 20
+struct channels {
+  int write_fd[SOCKETS], read_fd[SOCKETS];
+  int count;
   size_t size;
+  int time_reads;
 };
 static int64_t channel_calls(int64_t iterations, void* ctx) {
-  struct channel* ch = ctx;
+  struct channels* ch = ctx;
   char buf[LARGE];
   memset(buf, 1, sizeof buf);
   int64_t timed = 0;
   for (int64_t done = 0; done < iterations; done += BATCH) {
     int64_t t0 = now_ns();
     for (int i = 0; i < BATCH; i++)
-      if (write(ch->write_fd, buf, ch->size) != (ssize_t)ch->size) exit(2);
+      if (write(ch->write_fd[i % ch->count], buf, ch->size) != (ssize_t)ch->size) exit(2);
     int64_t t1 = now_ns();
     for (int i = 0; i < BATCH; i++)
-      if (read(ch->read_fd, buf, ch->size) != (ssize_t)ch->size) exit(3);
+      if (read(ch->read_fd[i % ch->count], buf, ch->size) != (ssize_t)ch->size) exit(3);
     int64_t t2 = now_ns();
     timed += ch->time_reads ? t2 - t1 : t1 - t0;
   }
   return timed;
 }
 
-/* As channel_calls, but the writes go to SOCKETS channels in turn and the
- * reads drain each in turn, as a hackbench sender writes to each of its
- * group's receivers: the footprint of a group's sockets, not one hot one. */
-#define SOCKETS 20
-struct channels {
-  struct channel each[SOCKETS];
-  int time_reads;
-};
-static int64_t rotating_calls(int64_t iterations, void* ctx) {
-  struct channels* chs = ctx;
-  char buf[MESSAGE];
-  memset(buf, 1, sizeof buf);
-  int64_t timed = 0;
-  for (int64_t done = 0; done < iterations; done += BATCH) {
-    int64_t t0 = now_ns();
-    for (int i = 0; i < BATCH; i++)
-      if (write(chs->each[i % SOCKETS].write_fd, buf, MESSAGE) != MESSAGE) exit(2);
-    int64_t t1 = now_ns();
-    for (int i = 0; i < BATCH; i++)
-      if (read(chs->each[i % SOCKETS].read_fd, buf, MESSAGE) != MESSAGE) exit(3);
-    int64_t t2 = now_ns();
-    timed += chs->time_reads ? t2 - t1 : t1 - t0;
-  }
-  return timed;
+/* Times channel_calls' writes, then its reads, on `ch`. */
+static void measure_writes_and_reads(const char* write_name, const char* read_name, struct channels* ch) {
+  ch->time_reads = 0;
+  measure(write_name, "ns/call", channel_calls, ch);
+  if (!read_name) return;
+  ch->time_reads = 1;
+  measure(read_name, "ns/call", channel_calls, ch);
 }
 
 /* lat_pipe / lat_ctx: two processes pass a token over two pipes, pinned to
@@ -237,30 +225,22 @@ int main(int argc, char** argv) {
   pin(0);
   measure("getppid", "ns/call", null_syscall, NULL);
 
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) return 1;
-  struct channel unix_send = {sv[0], sv[1], 0, MESSAGE}, unix_recv = {sv[0], sv[1], 1, MESSAGE};
-  measure("unix_stream_write_100", "ns/call", channel_calls, &unix_send);
-  measure("unix_stream_read_100", "ns/call", channel_calls, &unix_recv);
-  struct channel unix_send_large = {sv[0], sv[1], 0, LARGE};
-  measure("unix_stream_write_1000", "ns/call", channel_calls, &unix_send_large);
-
-  static struct channels rotating;
+  static struct channels unix_one = {.count = 1, .size = MESSAGE}, unix_large = {.count = 1, .size = LARGE},
+                         unix_over = {.count = SOCKETS, .size = MESSAGE}, pipe_one = {.count = 1, .size = 4};
   for (int i = 0; i < SOCKETS; i++) {
     int pair[2];
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair)) return 1;
-    rotating.each[i] = (struct channel){pair[0], pair[1], 0, MESSAGE};
+    unix_over.write_fd[i] = pair[0], unix_over.read_fd[i] = pair[1];
   }
-  rotating.time_reads = 0;
-  measure("unix_stream_write_100_over_20", "ns/call", rotating_calls, &rotating);
-  rotating.time_reads = 1;
-  measure("unix_stream_read_100_over_20", "ns/call", rotating_calls, &rotating);
-
+  unix_one.write_fd[0] = unix_large.write_fd[0] = unix_over.write_fd[0];
+  unix_one.read_fd[0] = unix_large.read_fd[0] = unix_over.read_fd[0];
+  measure_writes_and_reads("unix_stream_write_100", "unix_stream_read_100", &unix_one);
+  measure_writes_and_reads("unix_stream_write_1000", NULL, &unix_large);
+  measure_writes_and_reads("unix_stream_write_100_over_20", "unix_stream_read_100_over_20", &unix_over);
   int pfd[2];
   if (pipe(pfd)) return 1;
-  struct channel pipe_write = {pfd[1], pfd[0], 0, 4}, pipe_read = {pfd[1], pfd[0], 1, 4};
-  measure("pipe_write_4", "ns/call", channel_calls, &pipe_write);
-  measure("pipe_read_4", "ns/call", channel_calls, &pipe_read);
+  pipe_one.write_fd[0] = pfd[1], pipe_one.read_fd[0] = pfd[0];
+  measure_writes_and_reads("pipe_write_4", "pipe_read_4", &pipe_one);
 
   struct round_trip same_cpu = {0, 0, 4}, cross_cpu = {0, 1, 4};
   measure("pipe_round_trip_same_cpu", "ns/round_trip", round_trips, &same_cpu);
