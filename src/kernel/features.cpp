@@ -312,6 +312,8 @@ void KernelConfig::apply_sysctl(const std::string& assignment) {
     // tools/guest: 250). Only the values Kconfig offers (kernel/Kconfig.hz).
     if (val != "100" && val != "250" && val != "300" && val != "1000")
       throw std::invalid_argument("CONFIG_HZ must be 100, 250, 300 or 1000");
+    if (preset_.policy == PolicyKind::Linux24)
+      throw std::invalid_argument("CONFIG_HZ: 2.4's HZ is fixed at 100 (the option came with 2.6.13)");
     preset_.hz = std::stoi(val);
     return;
   }

@@ -539,13 +539,14 @@ TEST(Docs, CostModelTablesMatchTheProfiles) {
 // the model's wakeup or switch path that moves these must refit the profile.
 TEST(Cli, TheEmulatedMachineTakesTheGuestsMeasuredRoundTrips) {
   const auto round_trip_us = [](const char* cpus) {
-    auto r = run(std::string("pipe_lat -s 4 -c 5000 ") + cpus + " --machine qemu-tcg-2s1c --sysctl CONFIG_HZ=250 --quiet");
+    auto r = run(std::string("pipe_lat -s 4 -c 5000 ") + cpus + " --machine qemu-tcg-2s1c --sysctl CONFIG_HZ=250 --json");
     EXPECT_EQ(r.code, 0) << r.err;
-    const auto at = r.out.find("pipe_lat 4 5000 ");
-    return at == std::string::npos ? -1.0 : std::stod(r.out.substr(at + 16)) * 1e6;
+    const std::string key = "\"round_trip\": ";
+    const auto at = r.out.find(key);
+    return at == std::string::npos ? -1.0 : std::stod(r.out.substr(at + key.size()));
   };
-  EXPECT_NEAR(round_trip_us("-a 0 -b 0"), 67.8, 1.5);
-  EXPECT_NEAR(round_trip_us("-a 0 -b 1"), 138.6, 1.5);
+  EXPECT_NEAR(round_trip_us("-a 0 -b 0"), 67.84, 0.7);   // the median of 23 runs, 67.84 us
+  EXPECT_NEAR(round_trip_us("-a 0 -b 1"), 138.65, 1.4);  // and 138.65 us
 }
 
 TEST(Cli, InstancesRunInParallelAndAggregate) {

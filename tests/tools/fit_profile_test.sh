@@ -13,7 +13,8 @@ src=$1 schedlab=$2
 if [ -n "${3:-}" ] && [ -x "$3" ]; then schedlab=$3; fi
 command -v python3 > /dev/null || exit 77
 out=${TMPDIR:-/tmp}/qemu-tcg-2s1c.$$.toml
-python3 "$src/tools/guest/fit-profile.py" "$schedlab" "$src"/tools/guest/measured/*.log > "$out" 2> /dev/null
+python3 "$src/tools/guest/fit-profile.py" "$schedlab" "$src"/tools/guest/measured/*.log > "$out" 2> "$out.err" \
+  || { cat "$out.err"; rm -f "$out" "$out.err"; exit 1; }
 if [ "${SCHEDLAB_UPDATE_GOLDEN:-}" = 1 ]; then cp "$out" "$src/machines/qemu-tcg-2s1c.toml"; fi
 diff -u "$src/machines/qemu-tcg-2s1c.toml" "$out"
-rm -f "$out"
+rm -f "$out" "$out.err"

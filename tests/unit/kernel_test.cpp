@@ -59,6 +59,8 @@ TEST(Features, ConfigHzIsABuildOptionSetLikeASysctl) {
   EXPECT_NE(c.describe().find("HZ=250"), std::string::npos);
   EXPECT_THROW(c.apply_sysctl("CONFIG_HZ=500"), std::invalid_argument);
   EXPECT_THROW(c.apply_sysctl("CONFIG_HZ=0"), std::invalid_argument);
+  kernel::KernelConfig old(kernel::load_preset("linux-2.4.19"));
+  EXPECT_THROW(old.apply_sysctl("CONFIG_HZ=1000"), std::invalid_argument);
 }
 
 TEST(SchedDomains, HaswellHasSmtMcNumaLikeTopologyC) {

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Reads the serial log of a tools/guest/run.sh boot. The guest's SNAP blocks: per worker /proc/PID/sched and /proc/PID/stat at
+"""Reads the serial log of a tools/guest/run.sh boot, or of several
+(analyze.py LOG...: each run's label then gets its log's number, 1:, 2:, and
+the PAIRS lines pool the pairs of every log). The guest's SNAP blocks: per worker /proc/PID/sched and /proc/PID/stat at
 two instants A and B of a run. Workers in pid order, per group of 2 x fds
 (-f, 20 by default): the first fds are receivers (perf's and hackbench's
 group() fork them first), the next fds senders.
@@ -12,7 +14,15 @@ delay per arrival on a CPU and the wakeup-placement counts (see
 placement()). perf bench sched pipe's runs are read per round trip (op)."""
 import re, sys, collections
 runs, snaps, cur = collections.OrderedDict(), {}, None
-text = open(sys.argv[1], errors='replace').read().replace('\r', '')
+def read_log(path, boot):
+    """The log's text; with several logs each run's label is prefixed with
+    its log's number (1:, 2:, ...), so that runs of several boots stay apart."""
+    text = open(path, errors='replace').read().replace('\r', '')
+    if boot is None: return text
+    return re.sub(r'^(CMD|RUN|SNAP [AB]|SCHEDSTAT [AB]) (\S+)', lambda m: f'{m.group(1)} {boot}:{m.group(2)}', text,
+                  flags=re.M)
+logs = sys.argv[1:]
+text = '\n'.join(read_log(path, i + 1 if len(logs) > 1 else None) for i, path in enumerate(logs))
 commands, schedstat = {}, {}
 for line in text.split('\n'):
     m = re.match(r'CMD (\S+) (.*)', line)
@@ -104,23 +114,30 @@ for label, r in runs.items():
           f" send-recv vruntime by CPU (ms) A {gaps(A)} B {gaps(B)}; nice {nices}")
 
 # Runs labelled NAME_b_N and NAME_w_N are the stock kernel and the patched
-# one in turn (runs-wake-idle-cpu*.txt): per NAME, each figure's mean over the
-# runs, stock then patched, and the mean of the patched run's change against
-# its own pair's stock run, with Student's 95% interval.
-T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
+# one in turn (runs-wake-idle-cpu*.txt, runs-measured-machine*.txt): per
+# NAME, over every log given, each figure's mean over the pairs, stock then
+# patched, and the mean of each patched run's change against its own pair's
+# stock run, with Student's 95% interval (two-sided t, n - 1 degrees).
+T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+def t975(df):
+    return T975[df - 1] if df <= len(T975) else 1.96 + 2.4 / df  # within 0.1% of the quantile beyond 30
 pairs = collections.OrderedDict()
 for label in figures:
-    m = re.match(r'(.+)_b_(\w+)$', label)
-    if m and f'{m.group(1)}_w_{m.group(2)}' in figures:
-        pairs.setdefault(m.group(1), []).append((figures[label], figures[f'{m.group(1)}_w_{m.group(2)}']))
+    m = re.match(r'((?:\d+:)?)(.+)_b_(\w+)$', label)
+    patched = m and f'{m.group(1)}{m.group(2)}_w_{m.group(3)}'
+    if patched in figures:
+        pairs.setdefault(m.group(2), []).append((figures[label], figures[patched]))
 for name, runs_of in pairs.items():
     out = []
-    for key in runs_of[0][0]:
+    for key in dict.fromkeys(k for b, _ in runs_of for k in b):
         both = [(b[key], w[key]) for b, w in runs_of if key in b and key in w and b[key] > 0]
         if not both: continue
         n = len(both)
         change = [100 * (w / b - 1) for b, w in both]
         mean = sum(change) / n
-        half = T95.get(n - 1, 2.0) * (sum((c - mean) ** 2 for c in change) / (n - 1)) ** 0.5 / n ** 0.5 if n > 1 else 0
-        out.append(f"{key} {sum(b for b, _ in both) / n:.4g} -> {sum(w for _, w in both) / n:.4g} ({mean:+.1f}% +- {half:.1f})")
-    print(f"PAIRS {name} n={len(runs_of)}: " + '; '.join(out))
+        interval = ''
+        if n > 1:
+            interval = f" +- {t975(n - 1) * (sum((c - mean) ** 2 for c in change) / (n - 1)) ** 0.5 / n ** 0.5:.1f}"
+        out.append(f"{key} {sum(b for b, _ in both) / n:.4g} -> {sum(w for _, w in both) / n:.4g} ({mean:+.1f}%{interval}, n={n})")
+    print(f"PAIRS {name}: " + '; '.join(out))

@@ -138,6 +138,7 @@ static int64_t round_trips(int64_t iterations, void* ctx) {
   char token[MESSAGE] = {0};
   pid_t child = fork();
   if (child == 0) {
+    close(there[1]), close(back[0]);  /* so each side sees the other's exit */
     pin(rt->cpu_b);
     for (int64_t i = 0; i < iterations + 1; i++) {
       if (read(there[0], token, rt->size) != (ssize_t)rt->size) _exit(5);
@@ -145,6 +146,7 @@ static int64_t round_trips(int64_t iterations, void* ctx) {
     }
     _exit(0);
   }
+  close(there[0]), close(back[1]);
   pin(rt->cpu_a);
   /* one round trip first, so the child is pinned and asleep in read() */
   if (write(there[1], token, rt->size) != (ssize_t)rt->size || read(back[0], token, rt->size) != (ssize_t)rt->size) exit(7);
@@ -155,7 +157,7 @@ static int64_t round_trips(int64_t iterations, void* ctx) {
   }
   int64_t elapsed = now_ns() - t0;
   waitpid(child, NULL, 0);
-  close(there[0]), close(there[1]), close(back[0]), close(back[1]);
+  close(there[1]), close(back[0]);
   return elapsed;
 }
 
@@ -166,10 +168,11 @@ static int64_t round_trips(int64_t iterations, void* ctx) {
 static volatile int64_t* shared_word;
 static int64_t line_round_trips(int64_t iterations, void* ctx) {
   (void)ctx;
-  *shared_word = 0;
+  *shared_word = -1;
   pid_t child = fork();
   if (child == 0) {
     pin(1);
+    __atomic_store_n(shared_word, 0, __ATOMIC_RELEASE);  /* pinned and ready */
     for (int64_t i = 0; i < iterations; i++) {
       while (__atomic_load_n(shared_word, __ATOMIC_ACQUIRE) != 2 * i + 1) {}
       __atomic_store_n(shared_word, 2 * i + 2, __ATOMIC_RELEASE);
@@ -177,6 +180,7 @@ static int64_t line_round_trips(int64_t iterations, void* ctx) {
     _exit(0);
   }
   pin(0);
+  while (__atomic_load_n(shared_word, __ATOMIC_ACQUIRE) != 0) {}
   int64_t t0 = now_ns();
   for (int64_t i = 0; i < iterations; i++) {
     __atomic_store_n(shared_word, 2 * i + 1, __ATOMIC_RELEASE);
@@ -188,8 +192,10 @@ static int64_t line_round_trips(int64_t iterations, void* ctx) {
 }
 
 /* The tick: a loop that reads the clock on an otherwise idle CPU; each gap
- * well above the loop's own step is an interruption, and the median excess
- * of the gaps that recur at the tick's rate is the tick's cost. */
+ * well above the loop's own step is an interruption, whatever its cause
+ * (the tick, or the host taking the virtual CPU's thread away): the loop
+ * cannot tell them apart, so it prints the median excess over all of them
+ * and how many a second there were. */
 static void tick_gaps(void) {
   enum { MAX_GAPS = 100000 };
   static double gaps[MAX_GAPS];
@@ -222,6 +228,11 @@ int main(int argc, char** argv) {
   if (argc > 1) seconds_each = atof(argv[1]);
   if (argc > 2) round_ns = (int64_t)(atof(argv[2]) * 1e6);
   signal(SIGPIPE, SIG_IGN);
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0 || !CPU_ISSET(0, &allowed) || !CPU_ISSET(1, &allowed)) {
+    fprintf(stderr, "costs: needs CPUs 0 and 1\n");
+    return 77;
+  }
   pin(0);
   measure("getppid", "ns/call", null_syscall, NULL);
 

@@ -133,9 +133,9 @@ default_kernel = "linux-4.0"
         for name in ('pick_scan_per_task',):
             out.append(cost(name, GENERIC[name] * scale, 'ns', scaled_source))
         out.append(cost('tick_handler', med['interruption'], 'ns',
-                        f'[measured, upper bound] median interruption of a clock-reading loop on an idle CPU (costs.c '
-                        f'interruption, {source_runs}); {med["interruptions_per_s"]:.0f} a second where the tick gives 250: '
-                        f'the host\'s preemptions of the virtual CPU are among them'))
+                        f'[measured, with the host\'s] median interruption of a clock-reading loop on an idle CPU '
+                        f'(costs.c interruption, {source_runs}); {med["interruptions_per_s"]:.0f} a second where the tick '
+                        f'gives 250: the loop cannot tell the tick from the host taking the virtual CPU away'))
         out.append(cost('rq_lock_hold', GENERIC['rq_lock_hold'] * scale, 'ns', scaled_source))
         out.append(cost('ttwu_base', GENERIC['ttwu_base'] * k_switch, 'ns', switch_source))
         out.append(cost('ipi_send', GENERIC['ipi_send'] * scale, 'ns', scaled_source))
@@ -149,8 +149,9 @@ default_kernel = "linux-4.0"
             out.append(cost(name, line_ns, 'ns', line_source))
         out.append(cost('cache_line_bytes', 64, 'B', 'x86 line size'))
         out.append(cost('copy_ns_per_kib', copy_per_kib, 'ns/KiB',
-                        f'[derived] AF_UNIX write of {LARGE} B less one of {MESSAGE} B, per KiB, median over the '
-                        f'{len(copies)} runs that measured both ({source_runs}); TCG emulates the copy'))
+                        f'[derived] AF_UNIX write of {LARGE} B less one of {MESSAGE} B, per KiB, '
+                        f'{source_runs.replace(f"of {n_runs} runs", f"of the {len(copies)} runs that measured both")}; '
+                        f'TCG emulates the copy'))
         out.append(cost('pipe_read_base', med['pipe_read_4'] - syscall - copy(PIPE_TOKEN), 'ns',
                         called('pipe read of 4 B', 'pipe_read_4', PIPE_TOKEN)))
         out.append(cost('pipe_write_base', med['pipe_write_4'] - syscall - copy(PIPE_TOKEN), 'ns',
@@ -192,8 +193,13 @@ source = "[derived] fitted so that schedlab pipe_lat -s 4 -a 0 -b 1 (CONFIG_HZ=2
     k_switch = bisect(lambda k: round_trip(schedlab, profile(k, hlt_guess), 0), med['pipe_round_trip_same_cpu'], 1, 100, 0.02)
     hlt_exit = bisect(lambda h: round_trip(schedlab, profile(k_switch, h), 1), med['pipe_round_trip_cpu0_cpu1'], 0, 500000, 100)
     final = profile(k_switch, hlt_exit)
+    same, cross = round_trip(schedlab, final, 0), round_trip(schedlab, final, 1)
     print(f'fit: switch x {k_switch:.2f}, HLT exit {hlt_exit:.0f} ns; the model gives '
-          f'{round_trip(schedlab, final, 0) / 1000:.1f} and {round_trip(schedlab, final, 1) / 1000:.1f} us', file=sys.stderr)
+          f'{same / 1000:.1f} and {cross / 1000:.1f} us', file=sys.stderr)
+    for got, want, what in ((same, med['pipe_round_trip_same_cpu'], 'one CPU'),
+                            (cross, med['pipe_round_trip_cpu0_cpu1'], 'the two CPUs')):
+        if abs(got / want - 1) > 0.01:  # the bisection's range did not hold the answer
+            sys.exit(f'no fit: the model\'s round trip on {what} is {got / 1000:.1f} us against {want / 1000:.1f}')
     sys.stdout.write(final)
 
 
