@@ -39,6 +39,11 @@ def median_of(runs, name):
     return statistics.median(values), len(values)
 
 
+def boots_of(runs, name):
+    """How many logs (boots) measured name: each run's label starts with its log's index."""
+    return len({label.split(':')[0] for label, r in runs.items() if name in r})
+
+
 def generic_call(syscall, base, copy_bytes):
     return syscall + base + copy_bytes * GENERIC['copy_ns_per_kib'] / 1024
 
@@ -76,9 +81,11 @@ def main():
               if 'unix_stream_write_1000' in r and 'unix_stream_write_100' in r]
     copy_per_kib = statistics.median(copies) * 1024 / (LARGE - MESSAGE)
     print(f'copy: median {copy_per_kib:.0f} ns/KiB over {len(copies)} runs', file=sys.stderr)
-    n_runs = len(runs)
-    source_runs = f'median of {n_runs} runs of tools/guest/costs.c in {len(paths)} boots of the patched 6.1 guest (tools/guest/fit-profile.py)'
-    sources_of = lambda name: source_runs.replace(f'of {n_runs} runs', f'of {count[name]} runs')
+    n_runs = count['getppid']  # the line-only logs (costs-line-boot*) hold no other figure
+    n_boots = boots_of(runs, 'getppid')
+    source_runs = f'median of {n_runs} runs of tools/guest/costs.c in {n_boots} boots of the patched 6.1 guest (tools/guest/fit-profile.py)'
+    sources_of = lambda name: source_runs.replace(f'of {n_runs} runs', f'of {count[name]} runs').replace(
+        f'in {n_boots} boots', f'in {boots_of(runs, name)} boots')
 
     syscall = med['getppid']
     copy = lambda nbytes: nbytes * copy_per_kib / 1024
@@ -102,7 +109,9 @@ def main():
                          f'round trip (costs.c pipe_round_trip_same_cpu, {source_runs}); generic\'s split kept')
         line_ns = med['line_round_trip_cpu0_cpu1'] / 2
         line_source = (f'[measured] half the median round trip of a line two spinning processes pass between CPUs 0 and 1 '
-                       f'(costs.c line_round_trip_cpu0_cpu1, {sources_of("line_round_trip_cpu0_cpu1")}); both emulated sockets are one host socket')
+                       f'(costs.c line_round_trip_cpu0_cpu1, {sources_of("line_round_trip_cpu0_cpu1")}; costs.c times it once both '
+                       f'processes are pinned, and only the boots that ran that version, costs-line-boot*.log, keep it); '
+                       f'both emulated sockets are one host socket')
         cost = lambda name, value, unit, source: \
             f'{name} = {{ value = {int(round(value))}, unit = "{unit}", source = "{source}" }}\n'
         called = lambda what, name, nbytes: \
