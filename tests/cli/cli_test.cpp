@@ -521,7 +521,7 @@ TEST(Trace, GrammarAndIdleTimeAgreeWithStatistics) {
 // docs/cost-model.md carries each profile's table verbatim: it cannot go stale.
 TEST(Docs, CostModelTablesMatchTheProfiles) {
   const std::string doc = read(std::string(SCHEDLAB_SOURCE_DIR) + "/docs/cost-model.md");
-  for (const char* m : {"haswell-2s8c2t", "westmere-8s10c2t", "p4xeon-4way", "generic", "qemu-tcg-2s1c"}) {
+  for (const char* m : {"haswell-2s8c2t", "westmere-8s10c2t", "p4xeon-4way", "generic", "qemu-tcg-2s1c", "kvm-epyc-1s2c"}) {
     auto r = run(std::string("costs ") + m);
     ASSERT_EQ(r.code, 0);
     const std::string begin = std::string("<!-- begin costs ") + m + " -->\n";
@@ -547,6 +547,20 @@ TEST(Cli, TheEmulatedMachineTakesTheGuestsMeasuredRoundTrips) {
   };
   EXPECT_NEAR(round_trip_us("-a 0 -b 0"), 67.84, 0.7);   // the median of 23 runs, 67.84 us
   EXPECT_NEAR(round_trip_us("-a 0 -b 1"), 138.65, 1.4);  // and 138.65 us
+}
+
+// machines/kvm-epyc-1s2c.toml, likewise, to the round trips costs.c measured
+// on this project's own machine (tools/guest/measured-host/).
+TEST(Cli, ThisMachinesProfileTakesItsMeasuredRoundTrips) {
+  const auto round_trip_us = [](const char* cpus) {
+    auto r = run(std::string("pipe_lat -s 4 -c 20000 ") + cpus + " --machine kvm-epyc-1s2c --sysctl CONFIG_HZ=250 --json");
+    EXPECT_EQ(r.code, 0) << r.err;
+    const std::string key = "\"round_trip\": ";
+    const auto at = r.out.find(key);
+    return at == std::string::npos ? -1.0 : std::stod(r.out.substr(at + key.size()));
+  };
+  EXPECT_NEAR(round_trip_us("-a 0 -b 0"), 5.00, 0.05);   // the median of 5 runs, 4.999 us
+  EXPECT_NEAR(round_trip_us("-a 0 -b 1"), 34.92, 0.35);  // and 34.92 us
 }
 
 TEST(Cli, InstancesRunInParallelAndAggregate) {

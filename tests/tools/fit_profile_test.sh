@@ -1,20 +1,29 @@
 #!/bin/sh
-# tools/guest/fit-profile.py, run on the guest measurements kept in
-# tools/guest/measured/ with this build's schedlab, writes the shipped
-# machines/qemu-tcg-2s1c.toml byte for byte: the profile is reproducible
-# from its data, and a change to the model's switch or wakeup path that
-# moves the fitted costs shows here (refit: the command below, then commit).
+# tools/guest/fit-profile.py, run on the measurements kept for a machine
+# with this build's schedlab, writes its shipped profile byte for byte:
+# qemu-tcg-2s1c from tools/guest/measured/ (the emulated machine, the
+# default) or kvm-epyc-1s2c from tools/guest/measured-host/ (this project's
+# own machine). The profile is reproducible from its data, and a change to
+# the model's switch or wakeup path that moves the fitted costs shows here
+# (refit: the command below, then commit).
 # Needs python3, which the build does not: skipped (77) without it.
 # The fit runs the model some thirty times: with the release binary where
 # the debug build names it (Determinism.DebugAndReleaseAgree holds the two
 # to the same output), since the sanitized one takes minutes.
+#
+#   fit_profile_test.sh SOURCE_DIR SCHEDLAB [RELEASE_SCHEDLAB] [MACHINE]
 set -eu
-src=$1 schedlab=$2
+src=$1 schedlab=$2 machine=${4:-qemu-tcg-2s1c}
 if [ -n "${3:-}" ] && [ -x "$3" ]; then schedlab=$3; fi
 command -v python3 > /dev/null || exit 77
-out=${TMPDIR:-/tmp}/qemu-tcg-2s1c.$$.toml
-python3 "$src/tools/guest/fit-profile.py" "$schedlab" "$src"/tools/guest/measured/*.log > "$out" 2> "$out.err" \
+case $machine in
+  qemu-tcg-2s1c) logs=$src/tools/guest/measured;;
+  kvm-epyc-1s2c) logs=$src/tools/guest/measured-host;;
+  *) echo "no measurements kept for $machine"; exit 1;;
+esac
+out=${TMPDIR:-/tmp}/$machine.$$.toml
+python3 "$src/tools/guest/fit-profile.py" --machine "$machine" "$schedlab" "$logs"/*.log > "$out" 2> "$out.err" \
   || { cat "$out.err"; rm -f "$out" "$out.err"; exit 1; }
-if [ "${SCHEDLAB_UPDATE_GOLDEN:-}" = 1 ]; then cp "$out" "$src/machines/qemu-tcg-2s1c.toml"; fi
-diff -u "$src/machines/qemu-tcg-2s1c.toml" "$out"
+if [ "${SCHEDLAB_UPDATE_GOLDEN:-}" = 1 ]; then cp "$out" "$src/machines/$machine.toml"; fi
+diff -u "$src/machines/$machine.toml" "$out"
 rm -f "$out" "$out.err"

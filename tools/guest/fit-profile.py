@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Writes machines/qemu-tcg-2s1c.toml from the serial logs of guest boots
-that ran tools/guest/costs.c (runs-costs.txt, runs-measured-machine.txt):
+"""Writes a machine profile from the COST lines of tools/guest/costs.c:
+machines/qemu-tcg-2s1c.toml from the serial logs of guest boots that ran it
+(runs-costs.txt, runs-measured-machine.txt), or machines/kvm-epyc-1s2c.toml
+from runs on this project's own machine (tools/guest/measured-host/):
 
     tools/guest/fit-profile.py build/release/schedlab LOG... > machines/qemu-tcg-2s1c.toml
+    tools/guest/fit-profile.py --machine kvm-epyc-1s2c build/release/schedlab LOG... > machines/kvm-epyc-1s2c.toml
 
 Each cost is the median over every run in the logs. What costs.c measures
 directly becomes the cost it names, less the parts the model charges
@@ -21,6 +24,67 @@ GENERIC = dict(syscall_entry=60, context_switch=1000, schedule_base=500, ttwu_ba
                fork_base=70000, exec_base=230000, exit_base=25000, wait_base=3000, lb_base=2100,
                lb_per_cpu_local=55, lb_per_cpu_remote=55, lb_move_task=1000, copy_ns_per_kib=100)
 MESSAGE, LARGE, PIPE_TOKEN = 100, 1000, 4
+
+# What differs between the machines costs.c has measured: where it ran, and
+# the words that say so in the profile.
+MACHINES = {
+    'qemu-tcg-2s1c': dict(
+        logs='boots of the patched 6.1 guest',
+        header='''# Machine profile: qemu-tcg-2s1c
+# The emulated machine of tools/guest/run.sh with SMP=2,sockets=2: QEMU's TCG
+# running two virtual CPUs, as two sockets of one CPU, on this project's
+# 2-core host (AMD EPYC, Zen 4, itself a KVM guest). Its costs are measured
+# inside that guest by tools/guest/costs.c and this file is written by
+# tools/guest/fit-profile.py (docs/real-kernels.md, "The emulated machine's
+# costs"), so the model and a real kernel booted there can be compared in
+# absolute figures. Under TCG the costs move with the host's load (whole
+# boots differ by up to ~2x): these are medians. The guest's kernel runs at
+# HZ=250: run the model with --sysctl CONFIG_HZ=250.
+# Every cost has a unit and a source; [derived] shows its formula.
+
+[machine]
+name = "qemu-tcg-2s1c"
+description = "QEMU TCG guest, 2 sockets x 1 CPU on a 2-core AMD EPYC host (tools/guest; costs measured in the guest)"
+topology = "2s1c1t"
+default_kernel = "linux-4.0"
+''',
+        line_where='both emulated sockets are one host socket',
+        switch_scale_range=(1, 100),  # where the bisection looks for generic's multiple: TCG's switch is dearer
+        copy_note='TCG emulates the copy',
+        cache_note='the host\'s L2 per core (lscpu: 2 MiB in 2 instances); TCG keeps the guest\'s data in the host\'s caches',
+        idle_comment='''# The guest's idle: CONFIG_CPU_IDLE with no driver for QEMU's CPU, so
+# default_idle_call() halts (HLT). Under TCG a halted virtual CPU's thread
+# sleeps in the host until it is kicked, so its exit latency is the host's
+# wakeup of that thread.'''),
+    'kvm-epyc-1s2c': dict(
+        logs='sessions on this machine\'s own kernel (6.18)',
+        header='''# Machine profile: kvm-epyc-1s2c
+# This project's own development machine: two virtual CPUs of an AMD EPYC
+# (Zen 4) under KVM, one socket, no SMT, running Linux 6.18 (EEVDF, HZ=250,
+# the haltpoll cpuidle driver with guest_halt_poll_ns at 0). Its costs are
+# measured on it, natively, by tools/guest/costs.c (the logs are in
+# tools/guest/measured-host/) and this file is written by
+# tools/guest/fit-profile.py --machine kvm-epyc-1s2c (docs/real-kernels.md,
+# "This machine's own costs"), so the model can be set beside the machine's
+# own kernel in absolute figures (experiments/real-kernels-2cpu.toml). The
+# kernel runs at HZ=250: run the model with --sysctl CONFIG_HZ=250.
+# Every cost has a unit and a source; [derived] shows its formula.
+
+[machine]
+name = "kvm-epyc-1s2c"
+description = "this project's machine: 2 vCPUs of an AMD EPYC under KVM, 1 socket, no SMT (costs measured on it)"
+topology = "1s2c1t"
+default_kernel = "linux-4.0"
+''',
+        line_where='the two virtual CPUs are two cores of one host socket',
+        switch_scale_range=(0.1, 10),  # a native switch can be cheaper than generic's
+        copy_note='native',
+        cache_note='the L2 per core (lscpu: 2 MiB in 2 instances)',
+        idle_comment='''# The machine's idle: the haltpoll cpuidle driver, whose poll state is off
+# (guest_halt_poll_ns 0, and state0's usage stays 0), so every idle entry
+# halts and the hypervisor must wake the virtual CPU; its exit latency is
+# that wakeup.'''),
+}
 
 
 def read_runs(paths):
@@ -68,7 +132,12 @@ def bisect(f, target, lo, hi, tolerance):
 
 
 def main():
-    schedlab, paths = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    machine = 'qemu-tcg-2s1c'
+    if args[:1] == ['--machine']:
+        machine, args = args[1], args[2:]
+    spec = MACHINES[machine]
+    schedlab, paths = args[0], args[1:]
     runs = read_runs(paths)
     med, count = {}, {}
     for name in ('getppid', 'unix_stream_write_100', 'unix_stream_read_100', 'unix_stream_write_100_over_20',
@@ -83,9 +152,10 @@ def main():
     print(f'copy: median {copy_per_kib:.0f} ns/KiB over {len(copies)} runs', file=sys.stderr)
     n_runs = count['getppid']  # the line-only logs (costs-line-boot*) hold no other figure
     n_boots = boots_of(runs, 'getppid')
-    source_runs = f'median of {n_runs} runs of tools/guest/costs.c in {n_boots} boots of the patched 6.1 guest (tools/guest/fit-profile.py)'
-    sources_of = lambda name: source_runs.replace(f'of {n_runs} runs', f'of {count[name]} runs').replace(
-        f'in {n_boots} boots', f'in {boots_of(runs, name)} boots')
+    source_of = lambda runs_n, logs_n: \
+        f'median of {runs_n} runs of tools/guest/costs.c in {logs_n} {spec["logs"]} (tools/guest/fit-profile.py)'
+    source_runs = source_of(n_runs, n_boots)
+    sources_of = lambda name: source_of(count[name], boots_of(runs, name))
 
     syscall = med['getppid']
     copy = lambda nbytes: nbytes * copy_per_kib / 1024
@@ -111,29 +181,12 @@ def main():
         line_source = (f'[measured] half the median round trip of a line two spinning processes pass between CPUs 0 and 1 '
                        f'(costs.c line_round_trip_cpu0_cpu1, {sources_of("line_round_trip_cpu0_cpu1")}; costs.c times it once both '
                        f'processes are pinned, and only the boots that ran that version, costs-line-boot*.log, keep it); '
-                       f'both emulated sockets are one host socket')
+                       f'{spec["line_where"]}')
         cost = lambda name, value, unit, source: \
             f'{name} = {{ value = {int(round(value))}, unit = "{unit}", source = "{source}" }}\n'
         called = lambda what, name, nbytes: \
             f'[derived] {what}, {med[name]:.0f} ns, less syscall_entry and the copy of {nbytes} B ({copy(nbytes):.0f} ns), {sources_of(name)}'
-        out = ['''# Machine profile: qemu-tcg-2s1c
-# The emulated machine of tools/guest/run.sh with SMP=2,sockets=2: QEMU's TCG
-# running two virtual CPUs, as two sockets of one CPU, on this project's
-# 2-core host (AMD EPYC, Zen 4, itself a KVM guest). Its costs are measured
-# inside that guest by tools/guest/costs.c and this file is written by
-# tools/guest/fit-profile.py (docs/real-kernels.md, "The emulated machine's
-# costs"), so the model and a real kernel booted there can be compared in
-# absolute figures. Under TCG the costs move with the host's load (whole
-# boots differ by up to ~2x): these are medians. The guest's kernel runs at
-# HZ=250: run the model with --sysctl CONFIG_HZ=250.
-# Every cost has a unit and a source; [derived] shows its formula.
-
-[machine]
-name = "qemu-tcg-2s1c"
-description = "QEMU TCG guest, 2 sockets x 1 CPU on a 2-core AMD EPYC host (tools/guest; costs measured in the guest)"
-topology = "2s1c1t"
-default_kernel = "linux-4.0"
-
+        out = [spec['header'] + '''
 [costs]
 ''']
         out.append(cost('syscall_entry', syscall, 'ns', f'[measured] getppid(), {source_runs}'))
@@ -160,7 +213,7 @@ default_kernel = "linux-4.0"
         out.append(cost('copy_ns_per_kib', copy_per_kib, 'ns/KiB',
                         f'[derived] AF_UNIX write of {LARGE} B less one of {MESSAGE} B, per KiB, '
                         f'{source_runs.replace(f"of {n_runs} runs", f"of the {len(copies)} runs that measured both")}; '
-                        f'TCG emulates the copy'))
+                        f'{spec["copy_note"]}'))
         out.append(cost('pipe_read_base', med['pipe_read_4'] - syscall - copy(PIPE_TOKEN), 'ns',
                         called('pipe read of 4 B', 'pipe_read_4', PIPE_TOKEN)))
         out.append(cost('pipe_write_base', med['pipe_write_4'] - syscall - copy(PIPE_TOKEN), 'ns',
@@ -176,18 +229,14 @@ default_kernel = "linux-4.0"
         for name in ('poll_base', 'fork_base', 'exec_base', 'exit_base', 'wait_base'):
             out.append(cost(name, GENERIC[name] * scale, 'ns', scaled_source))
         out.append(cost('refill_mlp', 4, 'lines', 'as generic [unverified]'))
-        out.append(cost('private_cache_bytes', 1048576, 'B',
-                        'the host\'s L2 per core (lscpu: 2 MiB in 2 instances); TCG keeps the guest\'s data in the host\'s caches'))
+        out.append(cost('private_cache_bytes', 1048576, 'B', spec['cache_note']))
         out.append(cost('smt_throughput_permille', 1000, 'permille', 'no SMT'))
         for name in ('lb_base', 'lb_per_cpu_local', 'lb_per_cpu_remote', 'lb_move_task'):
             out.append(cost(name, GENERIC[name] * scale, 'ns', scaled_source))
         out.append(cost('cost_jitter_permille', 20, 'permille',
                         'as generic: within one 50 ms round of costs.c a call spreads by about 3%; the host\'s load moves whole runs by more'))
         out.append(f'''
-# The guest's idle: CONFIG_CPU_IDLE with no driver for QEMU's CPU, so
-# default_idle_call() halts (HLT). Under TCG a halted virtual CPU's thread
-# sleeps in the host until it is kicked, so its exit latency is the host's
-# wakeup of that thread.
+{spec['idle_comment']}
 [[idle_states]]
 name = "HLT"
 exit_latency_ns = {int(round(hlt_exit_ns))}
@@ -199,7 +248,8 @@ source = "[derived] fitted so that schedlab pipe_lat -s 4 -a 0 -b 1 (CONFIG_HZ=2
         return ''.join(out)
 
     hlt_guess = 40000
-    k_switch = bisect(lambda k: round_trip(schedlab, profile(k, hlt_guess), 0), med['pipe_round_trip_same_cpu'], 1, 100, 0.02)
+    k_switch = bisect(lambda k: round_trip(schedlab, profile(k, hlt_guess), 0), med['pipe_round_trip_same_cpu'],
+                      *spec['switch_scale_range'], 0.02)
     hlt_exit = bisect(lambda h: round_trip(schedlab, profile(k_switch, h), 1), med['pipe_round_trip_cpu0_cpu1'], 0, 500000, 100)
     final = profile(k_switch, hlt_exit)
     same, cross = round_trip(schedlab, final, 0), round_trip(schedlab, final, 1)
