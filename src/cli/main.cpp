@@ -280,7 +280,15 @@ int cmd_run(int argc, char** argv) {
       exp.machine = machine;
     }
     if (!workloads.empty()) keep_workloads(exp, workloads);
+    const auto name_of = [](const std::string& setting) { return setting.substr(0, setting.find('=')); };
     for (auto& v : exp.variants) {
+      // The variant's own setting is applied last and wins; say so, since a
+      // what-if that silently does not apply reads as a null result.
+      for (const auto& given : sysctls)
+        for (const auto& own : v.sysctls)
+          if (name_of(own) == name_of(given) && own != given)
+            std::cerr << "schedlab: variant '" << v.name << "' sets " << own << " itself; --sysctl " << given
+                      << " does not apply to it\n";
       v.sysctls.insert(v.sysctls.begin(), sysctls.begin(), sysctls.end());
       if (!features.empty()) v.features = v.features.empty() ? features : features + "," + v.features;
     }

@@ -365,6 +365,18 @@ TEST(Cli, RunSysctlAppliesToEveryVariant) {
   EXPECT_NE(run(base + " --sysctl no_such_knob=1").code, 0);
 }
 
+// run --sysctl against a variant that sets the same name itself: the
+// variant's own wins, and the run says so rather than silently not applying.
+TEST(Cli, RunSysctlSaysWhichVariantsKeepTheirOwn) {
+  const std::string base = "run tests/cli/variant_own_sysctl.toml";
+  auto r = run(base + " --sysctl CONFIG_HZ=100");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("variant '250 Hz' sets CONFIG_HZ=250 itself; --sysctl CONFIG_HZ=100 does not apply to it"),
+            std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("'stock tick'"), std::string::npos) << r.err;
+  EXPECT_EQ(run(base + " --sysctl CONFIG_HZ=250").err, "");  // the same value: nothing to say
+}
+
 // run --features: features for every variant, the variant's own after them,
 // checked against each variant before anything runs.
 TEST(Cli, RunFeaturesApplyToEveryVariantBeforeItsOwn) {

@@ -1,8 +1,8 @@
 #!/bin/sh
 # tools/guest/fit-profile.py, run on the measurements kept for a machine
 # with this build's schedlab, writes its shipped profile byte for byte:
-# qemu-tcg-2s1c from tools/guest/measured/ (the emulated machine, the
-# default) or kvm-epyc-1s2c from tools/guest/measured-host/ (this project's
+# qemu-tcg-2s1c from tools/guest/measured/ (the emulated machine) or
+# kvm-epyc-1s2c from tools/guest/measured-host/ (this project's
 # own machine). The profile is reproducible from its data, and a change to
 # the model's switch or wakeup path that moves the fitted costs shows here
 # (refit: the command below, then commit).
@@ -11,10 +11,10 @@
 # the debug build names it (Determinism.DebugAndReleaseAgree holds the two
 # to the same output), since the sanitized one takes minutes.
 #
-#   fit_profile_test.sh SOURCE_DIR SCHEDLAB [RELEASE_SCHEDLAB] [MACHINE]
+#   fit_profile_test.sh MACHINE SOURCE_DIR SCHEDLAB [RELEASE_SCHEDLAB]
 set -eu
-src=$1 schedlab=$2 machine=${4:-qemu-tcg-2s1c}
-if [ -n "${3:-}" ] && [ -x "$3" ]; then schedlab=$3; fi
+machine=$1 src=$2 schedlab=$3
+if [ -n "${4:-}" ] && [ -x "$4" ]; then schedlab=$4; fi
 command -v python3 > /dev/null || exit 77
 case $machine in
   qemu-tcg-2s1c) logs=$src/tools/guest/measured;;

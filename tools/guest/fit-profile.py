@@ -49,6 +49,8 @@ topology = "2s1c1t"
 default_kernel = "linux-4.0"
 ''',
         line_where='both emulated sockets are one host socket',
+        line_logs='; costs.c times it once both processes are pinned, and only the boots that ran that version, '
+                  'costs-line-boot*.log, keep it',
         switch_scale_range=(1, 100),  # where the bisection looks for generic's multiple: TCG's switch is dearer
         copy_note='TCG emulates the copy',
         cache_note='the host\'s L2 per core (lscpu: 2 MiB in 2 instances); TCG keeps the guest\'s data in the host\'s caches',
@@ -77,6 +79,7 @@ topology = "1s2c1t"
 default_kernel = "linux-4.0"
 ''',
         line_where='the two virtual CPUs are two cores of one host socket',
+        line_logs='',
         switch_scale_range=(0.1, 10),  # a native switch can be cheaper than generic's
         copy_note='native',
         cache_note='the L2 per core (lscpu: 2 MiB in 2 instances)',
@@ -136,6 +139,8 @@ def main():
     machine = 'qemu-tcg-2s1c'
     if args[:1] == ['--machine']:
         machine, args = args[1], args[2:]
+    if machine not in MACHINES:
+        sys.exit(f'fit-profile.py: no machine {machine!r}; these have measurements: {", ".join(MACHINES)}')
     spec = MACHINES[machine]
     schedlab, paths = args[0], args[1:]
     runs = read_runs(paths)
@@ -146,8 +151,8 @@ def main():
                  'interruptions_per_s'):
         med[name], count[name] = median_of(runs, name)
         print(f'{name}: median {med[name]:.1f} over {count[name]} runs', file=sys.stderr)
-    copies = [r['unix_stream_write_1000'] - r['unix_stream_write_100'] for r in runs.values()
-              if 'unix_stream_write_1000' in r and 'unix_stream_write_100' in r]
+    both = {label: r for label, r in runs.items() if 'unix_stream_write_1000' in r and 'unix_stream_write_100' in r}
+    copies = [r['unix_stream_write_1000'] - r['unix_stream_write_100'] for r in both.values()]
     copy_per_kib = statistics.median(copies) * 1024 / (LARGE - MESSAGE)
     print(f'copy: median {copy_per_kib:.0f} ns/KiB over {len(copies)} runs', file=sys.stderr)
     n_runs = count['getppid']  # the line-only logs (costs-line-boot*) hold no other figure
@@ -179,8 +184,7 @@ def main():
                          f'round trip (costs.c pipe_round_trip_same_cpu, {source_runs}); generic\'s split kept')
         line_ns = med['line_round_trip_cpu0_cpu1'] / 2
         line_source = (f'[measured] half the median round trip of a line two spinning processes pass between CPUs 0 and 1 '
-                       f'(costs.c line_round_trip_cpu0_cpu1, {sources_of("line_round_trip_cpu0_cpu1")}; costs.c times it once both '
-                       f'processes are pinned, and only the boots that ran that version, costs-line-boot*.log, keep it); '
+                       f'(costs.c line_round_trip_cpu0_cpu1, {sources_of("line_round_trip_cpu0_cpu1")}{spec["line_logs"]}); '
                        f'{spec["line_where"]}')
         cost = lambda name, value, unit, source: \
             f'{name} = {{ value = {int(round(value))}, unit = "{unit}", source = "{source}" }}\n'
@@ -212,7 +216,8 @@ def main():
         out.append(cost('cache_line_bytes', 64, 'B', 'x86 line size'))
         out.append(cost('copy_ns_per_kib', copy_per_kib, 'ns/KiB',
                         f'[derived] AF_UNIX write of {LARGE} B less one of {MESSAGE} B, per KiB, '
-                        f'{source_runs.replace(f"of {n_runs} runs", f"of the {len(copies)} runs that measured both")}; '
+                        f'median of the {len(copies)} runs of tools/guest/costs.c that measured both, in '
+                        f'{boots_of(both, "unix_stream_write_1000")} {spec["logs"]} (tools/guest/fit-profile.py); '
                         f'{spec["copy_note"]}'))
         out.append(cost('pipe_read_base', med['pipe_read_4'] - syscall - copy(PIPE_TOKEN), 'ns',
                         called('pipe read of 4 B', 'pipe_read_4', PIPE_TOKEN)))
