@@ -124,6 +124,44 @@ static void measure_writes_and_reads(const char* write_name, const char* read_na
   measure(read_name, "ns/call", channel_calls, ch);
 }
 
+/* Reads of messages another CPU wrote, as a hackbench receiver's are when
+ * its senders run elsewhere: a child pinned to CPU 1 writes BATCH messages
+ * over the channels, then hands over through shared_word; only the reads,
+ * on CPU 0, are timed. Set beside the reads of messages written on the
+ * reading CPU (unix_stream_read_100_over_20), the difference is what taking
+ * another CPU's sk_buffs costs: their lines, and freeing memory another
+ * CPU allocated. Nobody sleeps: both sides spin between batches. */
+static volatile int64_t* shared_word;
+static int64_t reads_written_on_cpu1(int64_t iterations, void* ctx) {
+  struct channels* ch = ctx;
+  char buf[MESSAGE];
+  memset(buf, 1, sizeof buf);
+  int64_t batches = (iterations + BATCH - 1) / BATCH;
+  *shared_word = 0;  /* 2b: the child writes batch b; 2b + 1: the parent reads it */
+  pid_t child = fork();
+  if (child == 0) {
+    pin(1);
+    for (int64_t b = 0; b < batches; b++) {
+      while (__atomic_load_n(shared_word, __ATOMIC_ACQUIRE) != 2 * b) {}
+      for (int i = 0; i < BATCH; i++)
+        if (write(ch->write_fd[i % ch->count], buf, ch->size) != (ssize_t)ch->size) _exit(10);
+      __atomic_store_n(shared_word, 2 * b + 1, __ATOMIC_RELEASE);
+    }
+    _exit(0);
+  }
+  int64_t timed = 0;
+  for (int64_t b = 0; b < batches; b++) {
+    while (__atomic_load_n(shared_word, __ATOMIC_ACQUIRE) != 2 * b + 1) {}
+    int64_t t0 = now_ns();
+    for (int i = 0; i < BATCH; i++)
+      if (read(ch->read_fd[i % ch->count], buf, ch->size) != (ssize_t)ch->size) exit(11);
+    timed += now_ns() - t0;
+    __atomic_store_n(shared_word, 2 * b + 2, __ATOMIC_RELEASE);
+  }
+  waitpid(child, NULL, 0);
+  return timed * iterations / (batches * BATCH);
+}
+
 /* lat_pipe / lat_ctx: two processes pass a token over two pipes, pinned to
  * the given CPUs; the time is per round trip (two wakeups, two switches or
  * two idle exits). */
@@ -165,7 +203,6 @@ static int64_t round_trips(int64_t iterations, void* ctx) {
  * storing into one shared word, each spinning until the other's store
  * arrives (core-to-core-latency's ping-pong); per round trip, so two
  * transfers of the line. */
-static volatile int64_t* shared_word;
 static int64_t line_round_trips(int64_t iterations, void* ctx) {
   (void)ctx;
   *shared_word = -1;
@@ -234,6 +271,8 @@ int main(int argc, char** argv) {
     return 77;
   }
   pin(0);
+  shared_word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared_word == MAP_FAILED) return 1;
   measure("getppid", "ns/call", null_syscall, NULL);
 
   static struct channels unix_one = {.count = 1, .size = MESSAGE}, unix_large = {.count = 1, .size = LARGE},
@@ -248,6 +287,7 @@ int main(int argc, char** argv) {
   measure_writes_and_reads("unix_stream_write_100", "unix_stream_read_100", &unix_one);
   measure_writes_and_reads("unix_stream_write_1000", NULL, &unix_large);
   measure_writes_and_reads("unix_stream_write_100_over_20", "unix_stream_read_100_over_20", &unix_over);
+  measure("unix_stream_read_100_over_20_written_on_cpu1", "ns/call", reads_written_on_cpu1, &unix_over);
   int pfd[2];
   if (pipe(pfd)) return 1;
   pipe_one.write_fd[0] = pfd[1], pipe_one.read_fd[0] = pfd[0];
@@ -256,8 +296,6 @@ int main(int argc, char** argv) {
   struct round_trip same_cpu = {0, 0, 4}, cross_cpu = {0, 1, 4};
   measure("pipe_round_trip_same_cpu", "ns/round_trip", round_trips, &same_cpu);
   measure("pipe_round_trip_cpu0_cpu1", "ns/round_trip", round_trips, &cross_cpu);
-  shared_word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (shared_word == MAP_FAILED) return 1;
   measure("line_round_trip_cpu0_cpu1", "ns/round_trip", line_round_trips, NULL);
   pin(1);
   tick_gaps();
