@@ -25,13 +25,23 @@ GENERIC = dict(syscall_entry=60, context_switch=1000, schedule_base=500, ttwu_ba
                lb_per_cpu_local=55, lb_per_cpu_remote=55, lb_move_task=1000, copy_ns_per_kib=100)
 MESSAGE, LARGE, PIPE_TOKEN = 100, 1000, 4
 
+
+
+def profile_header(name, about, description, topology):
+    """The profile's opening comment and [machine] table; `about` is the
+    comment's machine-specific middle."""
+    return (f'# Machine profile: {name}\n{about}'
+            '# Every cost has a unit and a source; [derived] shows its formula.\n\n'
+            f'[machine]\nname = "{name}"\ndescription = "{description}"\ntopology = "{topology}"\n'
+            'default_kernel = "linux-4.0"\n')
+
+
 # What differs between the machines costs.c has measured: where it ran, and
 # the words that say so in the profile.
 MACHINES = {
     'qemu-tcg-2s1c': dict(
         logs='boots of the patched 6.1 guest',
-        header='''# Machine profile: qemu-tcg-2s1c
-# The emulated machine of tools/guest/run.sh with SMP=2,sockets=2: QEMU's TCG
+        header=profile_header('qemu-tcg-2s1c', '''# The emulated machine of tools/guest/run.sh with SMP=2,sockets=2: QEMU's TCG
 # running two virtual CPUs, as two sockets of one CPU, on this project's
 # 2-core host (AMD EPYC, Zen 4, itself a KVM guest). Its costs are measured
 # inside that guest by tools/guest/costs.c and this file is written by
@@ -40,14 +50,8 @@ MACHINES = {
 # absolute figures. Under TCG the costs move with the host's load (whole
 # boots differ by up to ~2x): these are medians. The guest's kernel runs at
 # HZ=250: run the model with --sysctl CONFIG_HZ=250.
-# Every cost has a unit and a source; [derived] shows its formula.
-
-[machine]
-name = "qemu-tcg-2s1c"
-description = "QEMU TCG guest, 2 sockets x 1 CPU on a 2-core AMD EPYC host (tools/guest; costs measured in the guest)"
-topology = "2s1c1t"
-default_kernel = "linux-4.0"
-''',
+''', 'QEMU TCG guest, 2 sockets x 1 CPU on a 2-core AMD EPYC host (tools/guest; costs measured in the guest)',
+                              '2s1c1t'),
         line_where='both emulated sockets are one host socket',
         line_logs='; costs.c times it once both processes are pinned, and only the boots that ran that version, '
                   'costs-line-boot*.log, keep it',
@@ -60,8 +64,7 @@ default_kernel = "linux-4.0"
 # wakeup of that thread.'''),
     'kvm-epyc-1s2c': dict(
         logs='sessions on this machine\'s own kernel (6.18)',
-        header='''# Machine profile: kvm-epyc-1s2c
-# This project's own development machine: two virtual CPUs of an AMD EPYC
+        header=profile_header('kvm-epyc-1s2c', '''# This project's own development machine: two virtual CPUs of an AMD EPYC
 # (Zen 4) under KVM, one socket, no SMT, running Linux 6.18 (EEVDF, HZ=250,
 # the haltpoll cpuidle driver with guest_halt_poll_ns at 0). Its costs are
 # measured on it, natively, by tools/guest/costs.c (the logs are in
@@ -70,14 +73,8 @@ default_kernel = "linux-4.0"
 # "This machine's own costs"), so the model can be set beside the machine's
 # own kernel in absolute figures (experiments/real-kernels-2cpu.toml). The
 # kernel runs at HZ=250: run the model with --sysctl CONFIG_HZ=250.
-# Every cost has a unit and a source; [derived] shows its formula.
-
-[machine]
-name = "kvm-epyc-1s2c"
-description = "this project's machine: 2 vCPUs of an AMD EPYC under KVM, 1 socket, no SMT (costs measured on it)"
-topology = "1s2c1t"
-default_kernel = "linux-4.0"
-''',
+''', 'this project\'s machine: 2 vCPUs of an AMD EPYC under KVM, 1 socket, no SMT (costs measured on it)',
+                              '1s2c1t'),
         line_where='the two virtual CPUs are two cores of one host socket',
         line_logs='',
         switch_scale_range=(0.1, 10),  # a native switch can be cheaper than generic's
