@@ -26,7 +26,6 @@ GENERIC = dict(syscall_entry=60, context_switch=1000, schedule_base=500, ttwu_ba
 MESSAGE, LARGE, PIPE_TOKEN = 100, 1000, 4
 
 
-
 def profile_header(name, about, description, topology):
     """The profile's opening comment and [machine] table; `about` is the
     comment's machine-specific middle."""
