@@ -38,6 +38,11 @@ const std::vector<FeatureInfo>& feature_catalog() {
        "what-if from v5.4 (wake_affine_idle() then wake_affine_weight(), WA_IDLE/WA_WEIGHT/WA_BIAS): an idle "
        "waking CPU or a sync waker alone on its runqueue pulls the wakee, else runnable loads compared; off = "
        "4.0's effective_load() comparison"},
+      {"FIND_IDLEST_V61", "cfs",
+       "what-if from v6.1 (57abff067a08 \"sched/fair: Rework find_idlest_group()\", v5.5, with v5.7's cpu_load()): "
+       "the slow path ranks groups by type (spare capacity, fully busy, overloaded) and only groups of one type "
+       "by load, the queue's whole load average with its sleepers' decaying share; the tools/guest 6.1 runs it; "
+       "off = 4.0's runnable load against imbalance_pct/2"},
       {"WAKE_AFFINE_ALWAYS_COMPARE", "cfs",
        "what-if (stop 48): 4.0's wake_affine() compares loads even when the sync subtraction leaves the waking "
        "CPU at zero load, where 4.0 skips the comparison and always pulls; a wakee whose previous CPU is idle "

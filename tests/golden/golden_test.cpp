@@ -240,6 +240,67 @@ TEST(Golden, Seed000WakeIdleCpuPullsTheWakeeToTheWakersSocket) {
 }
 
 namespace {
+Co<void> napper(Proc& p) {
+  co_await p.user(40000);
+  co_await p.nanosleep(50000000);
+}
+Co<void> late_waker(Proc& p, kernel::WaitQueue* wq, bool* flag) {
+  co_await p.user(3000000);
+  *flag = true;
+  co_await p.wake_up(*wq, 1, kernel::WF_SYNC);
+  co_await p.user(1000000);
+}
+
+// What 6.1's slow path (the what-if FIND_IDLEST_V61) weighs that 4.0's does
+// not: a CPU's sleepers. On 2s1c1t the sleeper last ran on CPU 0, where its
+// waker and two hogs run; CPU 1 runs two hogs, and two nappers that ran
+// there are asleep. Everything but the sleeper is pinned, so no balancing
+// moves it. With WAKE_IDLE_CPU the busy CPU 0 falls through to the slow
+// path. 4.0 sees three runnable tasks against two and moves the wakee to
+// CPU 1; 6.1's load keeps the nappers' decaying share, so CPU 1 is no
+// lighter and the wakee stays on CPU 0.
+int sleepers_weigh_wakeup(const char* features, const char* golden) {
+  TinySim s("2s1c1t", "linux-4.0", 1, features);
+  obs::FtraceWriter trace(2);
+  s.k.add_observer(&trace);
+  kernel::WaitQueue wq;
+  bool flag = false;
+  auto pin = [](kernel::Task* t, int cpu) {
+    t->cpus_allowed = hw::CpuMask{};
+    t->cpus_allowed.set(cpu);
+  };
+  s.k.spawn("sleeper", [&](Proc& p) { return blocker(p, &wq, &flag); }, 0);
+  // Then the waker and the nappers, once the sleeper has gone to sleep, and
+  // the hogs once the nappers have.
+  s.k.events().schedule(sim::Time(10000), sim::Phase::Control, [&] {
+    pin(s.k.spawn("waker", [&](Proc& p) { return late_waker(p, &wq, &flag); }, 0), 0);
+    pin(s.k.spawn("napper1", [](Proc& p) { return napper(p); }, 1), 1);
+    pin(s.k.spawn("napper2", [](Proc& p) { return napper(p); }, 1), 1);
+  });
+  s.k.events().schedule(sim::Time(200000), sim::Phase::Control, [&] {
+    static const char* const kNames[] = {"hog0b", "hog0c", "hog1a", "hog1b"};
+    static const int kCpus[] = {0, 0, 1, 1};
+    for (size_t i = 0; i < std::size(kCpus); ++i)
+      pin(s.k.spawn(kNames[i], [](Proc& p) { return hog(p, 20000000, 1000000); }, kCpus[i]), kCpus[i]);
+  });
+  check_golden(golden, s, trace);
+  return target_cpu_of(trace, "sched_wakeup: comm=sleeper");
+}
+}  // namespace
+
+TEST(Golden, Seed000WakeIdleCpuOn40sRunnableLoadMovesTheWakee) {
+  const int cpu = sleepers_weigh_wakeup("WAKE_IDLE_CPU", "seed000_sleepers_wake_idle_cpu");
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(cpu, 1);
+}
+
+TEST(Golden, Seed000WakeIdleCpuOn61sLoadKeepsTheWakee) {
+  const int cpu = sleepers_weigh_wakeup("WAKE_IDLE_CPU,FIND_IDLEST_V61", "seed000_sleepers_find_idlest_v61");
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(cpu, 0);
+}
+
+namespace {
 Co<void> waking_exiter(Proc& p, kernel::WaitQueue* wq, bool* flag) {
   co_await p.user(100000);
   *flag = true;

@@ -39,7 +39,7 @@ for line in text.split('\n'):
     if cur is None: continue
     m = re.match(r'\S+ \((\d+), #threads', line)
     if m: pid = int(m.group(1)); cur[pid] = {}; continue
-    m = re.match(r'(se\.sum_exec_runtime|se\.vruntime|nr_voluntary_switches|nr_involuntary_switches)\s+:\s+(\S+)', line)
+    m = re.match(r'(se\.sum_exec_runtime|se\.vruntime|se\.nr_migrations|nr_voluntary_switches|nr_involuntary_switches)\s+:\s+(\S+)', line)
     if m and pid: cur[pid][m.group(1)] = float(m.group(2)); continue
     f = line.split()
     if len(f) > 39 and f[0].isdigit() and int(f[0]) in cur: cur[int(f[0])]['cpu'] = int(f[38]); cur[int(f[0])]['nice'] = int(f[18])
@@ -94,11 +94,12 @@ for label, r in runs.items():
     fds = num_fds(label)
     if len(pids) % (2 * fds): print(line, f' {len(pids)} workers in both snapshots'); continue
     role = {p: ('recv' if i % (2 * fds) < fds else 'send') for i, p in enumerate(pids)}
-    d = collections.defaultdict(lambda: [0.0, 0, 0])
+    d = collections.defaultdict(lambda: [0.0, 0, 0, 0])
     for p in pids:
         d[role[p]][0] += B[p]['se.sum_exec_runtime'] - A[p]['se.sum_exec_runtime']
         d[role[p]][1] += B[p]['nr_voluntary_switches'] - A[p]['nr_voluntary_switches']
         d[role[p]][2] += B[p]['nr_involuntary_switches'] - A[p]['nr_involuntary_switches']
+        d[role[p]][3] += B[p].get('se.nr_migrations', 0) - A[p].get('se.nr_migrations', 0)
     tot = d['recv'][0] + d['send'][0]
     if tot <= 0: print(line, ' no time on a CPU in the window'); continue
     def gaps(S):
@@ -108,10 +109,17 @@ for label, r in runs.items():
             v = [S[p]['se.vruntime'] for p in pids if S[p]['cpu'] == cpu and role[p] == 'recv']
             if s and v: out.append(f"{sum(s) / len(s) - sum(v) / len(v):+.2f}")
         return ' '.join(out)
+    def where(S):  # each role's workers by the CPU they last ran on
+        cpus = sorted(set(S[p]['cpu'] for p in pids))
+        return ' '.join(f"{r} " + '/'.join(str(sum(1 for p in pids if role[p] == r and S[p]['cpu'] == c)) for c in cpus)
+                        for r in ('recv', 'send'))
     nices = sorted(set(B[p].get('nice') for p in pids))
     print(line + f"  window {r['tB'] - r['tA']:.1f} s: recv {100 * d['recv'][0] / tot:.1f}% of {tot:.0f} ms,"
           f" recv sleeps {d['recv'][1]:.0f} preempted {d['recv'][2]:.0f}, send sleeps {d['send'][1]:.0f} preempted {d['send'][2]:.0f};"
-          f" send-recv vruntime by CPU (ms) A {gaps(A)} B {gaps(B)}; nice {nices}")
+          f" send-recv vruntime by CPU (ms) A {gaps(A)} B {gaps(B)}; nice {nices};"
+          f" by CPU A {where(A)}, B {where(B)}" +
+          (f"; migrations recv {d['recv'][3]:.0f} send {d['send'][3]:.0f}"
+           if all('se.nr_migrations' in S[p] for S in (A, B) for p in pids) else ''))
 
 # Runs labelled NAME_b_N and NAME_w_N are the stock kernel and the patched
 # one in turn (runs-wake-idle-cpu*.txt, runs-measured-machine*.txt): per

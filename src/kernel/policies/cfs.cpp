@@ -116,7 +116,9 @@ uint32_t compute_runnable_contrib(uint64_t n) {
 }
 
 // __update_entity_runnable_avg(): returns true when a period rolled over.
-bool update_runnable_avg(int64_t now, SchedEntity& sa, bool runnable) {
+// Also 4.0's update_rq_runnable_avg() on a runqueue's RqAvg.
+template <class Avg>
+bool update_runnable_avg(int64_t now, Avg& sa, bool runnable) {
   int64_t delta = now - sa.last_runnable_update;
   if (delta < 0) {
     sa.last_runnable_update = now;
@@ -450,8 +452,17 @@ class Cfs final : public SchedClass {
   }
 
  private:
+  // 4.0's rq->avg (struct sched_avg): the decayed time the runqueue had a
+  // task, update_rq_runnable_avg(). FIND_IDLEST_V61 reads it as the CPU's
+  // utilisation.
+  struct RqAvg {
+    uint64_t runnable_avg_sum = 0;
+    uint64_t avg_period = 0;
+    int64_t last_runnable_update = 0;
+  };
   struct Rq {
     CfsRq cfs;
+    RqAvg avg;
     std::list<Task*> cfs_tasks;  // most recently enqueued first
     // leaf_cfs_rq_list: the queues with something to decay, children first.
     std::list<CfsRq*> leaf_cfs_rqs;
@@ -578,6 +589,13 @@ class Cfs final : public SchedClass {
   int find_idlest_group(const SchedDomain& sd, Task* p, int this_cpu, uint32_t sd_flag);
   int find_idlest_cpu(const SchedGroup& group, Task* p, int this_cpu);
   int find_idlest_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu);
+  // FIND_IDLEST_V61: 6.1's find_idlest_group() and find_idlest_group_cpu().
+  struct WakeupGroupStats;
+  void update_sg_wakeup_stats(const SchedDomain& sd, const SchedGroup& group, Task* p, WakeupGroupStats& sgs);
+  int find_idlest_group_v61(const SchedDomain& sd, Task* p, int this_cpu);
+  int find_idlest_group_cpu_v61(const SchedGroup& group, Task* p, int this_cpu);
+  int64_t cpu_load_v61(int cpu) const;
+  int64_t cpu_util_v61(int cpu) const;
   int wake_idle_slow_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu);
   int wake_idle(Task* p, int cpu);
   int select_task_rq_v43(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags);
@@ -680,6 +698,7 @@ class Cfs final : public SchedClass {
   X(EEVDF_V66) \
   X(EEVDF_NO_PLACE_LAG) \
   X(EEVDF_NO_RUN_TO_PARITY) \
+  X(FIND_IDLEST_V61) \
   X(GENTLE_FAIR_SLEEPERS) \
   X(GROUP_ENTITY_REFRESH) \
   X(GROUP_RUNNABLE_WEIGHT) \
@@ -1655,6 +1674,9 @@ void Cfs::enqueue_task(int cpu, Task* p, int flags) {
   } else if (flags & ENQUEUE_WAKEUP) {
     eflags |= ENQUEUE_WAKING;  // task_waking_fair() made vruntime relative
   }
+  // enqueue_task_fair(): update_rq_runnable_avg(rq, rq->nr_running) before
+  // add_nr_running().
+  update_runnable_avg(core_.rq_clock_task(cpu), rq(cpu).avg, rq(cpu).cfs.h_nr_running > 0);
   enqueue_task_fair(cpu, p, eflags);
   if (flags & ENQUEUE_WAKEUP) {
     // ttwu_do_wakeup(): sample the idle period for avg_idle.
@@ -1682,6 +1704,8 @@ void Cfs::dequeue_task(int cpu, Task* p, int flags) {
   // migration) is put at all levels first.
   if (rq(cpu).prev == p && !(flags & DEQUEUE_SLEEP)) flush_prev(cpu);
   dequeue_task_fair(cpu, p, flags);
+  // dequeue_task_fair(): sub_nr_running(), then update_rq_runnable_avg(rq, 1).
+  update_runnable_avg(core_.rq_clock_task(cpu), rq(cpu).avg, true);
 }
 
 void Cfs::yield_task(int cpu) {
@@ -1913,6 +1937,7 @@ void Cfs::task_tick(int cpu, Task* curr) {
   // scheduler_tick(): task_tick_fair -> entity_tick at each level, then
   // update_cpu_load_active.
   for (SchedEntity* se = &curr->se; se; se = se->parent) entity_tick(*se->cfs_rq, se);
+  update_runnable_avg(core_.rq_clock_task(cpu), rq(cpu).avg, true);  // update_rq_runnable_avg(rq, 1)
   update_cpu_load(cpu, weighted_cpuload(cpu), 1);
 }
 
@@ -2140,6 +2165,188 @@ int Cfs::find_idlest_cpu(const SchedGroup& group, Task* p, int this_cpu) {
   return shallowest_idle_cpu != -1 ? shallowest_idle_cpu : least_loaded_cpu;
 }
 
+// ------------------------------------------- FIND_IDLEST_V61 (what-if) ---
+//
+// 6.1's slow path, which the real patched 6.1 of tools/guest runs (Vincent
+// Guittot's rework, "sched/fair: Rework find_idlest_group()", 57abff067a08,
+// v5.5, with cpu_load() as v5.7 left it, the queue's load_avg blocked load
+// included). kernel/sched/fair.c of 6.1: update_sg_wakeup_stats(),
+// group_classify(), update_pick_idlest(), find_idlest_group() and
+// find_idlest_group_cpu(). Groups are ranked by type first (spare capacity,
+// fully busy, overloaded), and only groups of one type by load; the load is
+// the queue's whole average, sleepers' decaying share included, so a CPU a
+// task just left still carries it. 4.0's find_idlest_group() ranks every
+// group by the runnable load alone and takes another unless the local one
+// is within imbalance_pct/2.
+//
+// Where the model has no 6.1 signal, the reading chosen:
+// - load_avg is 4.0's runnable_load_avg + blocked_load_avg (both track
+//   runnable time, as 6.1's load_avg does);
+// - runnable_avg is the same sum: for nice-0 tasks 6.1's runnable_avg and
+//   load_avg are one figure;
+// - util_avg is 4.0's rq->avg, the decayed time the queue had a task, and
+//   the wakee's own share is not taken out of it;
+// - the levels keep 4.0's imbalance_pct (125 above the LLC, where 6.1 has
+//   117), and each socket is a NUMA node, so the SD_NUMA clauses apply at
+//   the level spanning sockets.
+// SD_ASYM_CPUCAPACITY, core scheduling and NUMA balancing do not exist in
+// the model, so the misfit, cookie and preferred-node clauses are left out.
+
+enum class WakeupGroupType { HasSpare, FullyBusy, Overloaded };  // 6.1's order, unused types left out
+
+struct Cfs::WakeupGroupStats {
+  int64_t group_load = 0, group_util = 0, group_runnable = 0, group_capacity = 0, avg_load = 0;
+  int sum_nr_running = 0, idle_cpus = 0, group_weight = 0;
+  WakeupGroupType group_type = WakeupGroupType::Overloaded;
+};
+
+int64_t Cfs::cpu_load_v61(int cpu) const {
+  return rq(cpu).cfs.runnable_load_avg + rq(cpu).cfs.blocked_load_avg;
+}
+
+int64_t Cfs::cpu_util_v61(int cpu) const {
+  RqAvg avg = rq(cpu).avg;
+  update_runnable_avg(core_.rq_clock_task(cpu), avg, rq(cpu).cfs.h_nr_running > 0);
+  return static_cast<int64_t>((avg.runnable_avg_sum << 10) / (avg.avg_period + 1));
+}
+
+void Cfs::update_sg_wakeup_stats(const SchedDomain& sd, const SchedGroup& group, Task* p,
+                                 WakeupGroupStats& sgs) {
+  sgs = WakeupGroupStats{};
+  (group.cpus & p->cpus_allowed).for_each([&](int i) {
+    read_rq(i);
+    int64_t load = cpu_load_v61(i);
+    // cpu_load_without(): the wakee's own share leaves its previous CPU.
+    if (i == p->cpu && p->se.avg_period > 0) load = std::max<int64_t>(0, load - task_h_load(p));
+    sgs.group_load += load;
+    sgs.group_runnable += load;
+    sgs.group_util += cpu_util_v61(i);
+    const int nr_running = this->nr_running(i);
+    sgs.sum_nr_running += nr_running;
+    if (!nr_running && core_.idle_cpu(i)) ++sgs.idle_cpus;
+  });
+  sgs.group_capacity = group.capacity;
+  sgs.group_weight = group.cpus.weight();
+  // group_classify(): group_is_overloaded(), then !group_has_capacity().
+  const int64_t pct = sd.imbalance_pct;
+  const bool overloaded = sgs.sum_nr_running > sgs.group_weight &&
+                          (sgs.group_capacity * 100 < sgs.group_util * pct ||
+                           sgs.group_capacity * pct < sgs.group_runnable * 100);
+  bool has_capacity = sgs.sum_nr_running < sgs.group_weight;
+  if (!has_capacity && sgs.group_capacity * pct >= sgs.group_runnable * 100)
+    has_capacity = sgs.group_capacity * 100 > sgs.group_util * pct;
+  sgs.group_type = overloaded       ? WakeupGroupType::Overloaded
+                   : !has_capacity ? WakeupGroupType::FullyBusy
+                                   : WakeupGroupType::HasSpare;
+  if (sgs.group_type != WakeupGroupType::HasSpare)
+    sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
+}
+
+// sd->imb_numa_nr (6.1 build_sched_domains()): at the first level above the
+// LLC, the number of LLCs it spans, or an eighth of its CPUs if only one;
+// above that, scaled by how many of those spans each level holds; 0 where no
+// level has an LLC below it.
+static int imb_numa_nr(const std::vector<SchedDomain>& chain, size_t level) {
+  int imb = 0, imb_span = 1;
+  for (size_t l = 0; l <= level; ++l) {
+    const SchedDomain& sd = chain[l];
+    const SchedDomain* child = l > 0 ? &chain[l - 1] : nullptr;
+    if ((sd.flags & SD_SHARE_PKG_RESOURCES) || !child || !(child->flags & SD_SHARE_PKG_RESOURCES)) {
+      if (imb > 0 && l == level) return imb * std::max(1, sd.span_weight / imb_span);
+      continue;
+    }
+    const int nr_llcs = sd.span_weight / child->span_weight;
+    imb = std::max(1, nr_llcs == 1 ? sd.span_weight >> 3 : nr_llcs);
+    imb_span = sd.span_weight;
+    for (size_t u = l + 1; u < chain.size(); ++u)
+      if (chain[u].flags & SD_NUMA) {
+        imb_span = chain[u].span_weight;
+        break;
+      }
+    if (l == level) return imb;
+  }
+  return 0;
+}
+
+int Cfs::find_idlest_group_v61(const SchedDomain& sd, Task* p, int this_cpu) {
+  WakeupGroupStats local_sgs, idlest_sgs, sgs;
+  idlest_sgs.avg_load = INT64_MAX;
+  int idlest = -1, local = -1;
+  for (size_t g = 0; g < sd.groups.size(); ++g) {
+    const SchedGroup& group = sd.groups[g];
+    if (!group.cpus.intersects(p->cpus_allowed)) continue;
+    if (group.cpus.test(this_cpu)) {
+      update_sg_wakeup_stats(sd, group, p, local_sgs);
+      local = static_cast<int>(g);
+      continue;
+    }
+    update_sg_wakeup_stats(sd, group, p, sgs);
+    // update_pick_idlest()
+    bool pick = sgs.group_type < idlest_sgs.group_type;
+    if (sgs.group_type == idlest_sgs.group_type) {
+      if (sgs.group_type == WakeupGroupType::HasSpare)
+        pick = sgs.idle_cpus > idlest_sgs.idle_cpus ||
+               (sgs.idle_cpus == idlest_sgs.idle_cpus && sgs.group_util < idlest_sgs.group_util);
+      else
+        pick = sgs.avg_load < idlest_sgs.avg_load;
+    }
+    if (pick) {
+      idlest = static_cast<int>(g);
+      idlest_sgs = sgs;
+    }
+  }
+  if (idlest < 0) return -1;
+  if (local < 0) return idlest;
+  if (local_sgs.group_type < idlest_sgs.group_type) return -1;
+  if (local_sgs.group_type > idlest_sgs.group_type) return idlest;
+  if (local_sgs.group_type != WakeupGroupType::HasSpare) {
+    const int64_t imbalance = NICE_0_LOAD * (sd.imbalance_pct - 100) / 100;
+    if ((sd.flags & SD_NUMA) && idlest_sgs.avg_load + imbalance >= local_sgs.avg_load) return -1;
+    if (idlest_sgs.avg_load >= local_sgs.avg_load + imbalance) return -1;
+    if (100 * local_sgs.avg_load <= sd.imbalance_pct * idlest_sgs.avg_load) return -1;
+    return idlest;
+  }
+  if (sd.flags & SD_NUMA) {
+    // adjust_numa_imbalance(): a pair of tasks may stay local while the
+    // destination has few running.
+    constexpr int NUMA_IMBALANCE_MIN = 2;
+    const auto& chain = core_.domains().of(this_cpu);
+    const int nr = imb_numa_nr(chain, static_cast<size_t>(sd.level));
+    const int imbalance = std::abs(local_sgs.idle_cpus - idlest_sgs.idle_cpus);
+    if (local_sgs.sum_nr_running + 1 <= nr && imbalance <= NUMA_IMBALANCE_MIN) return -1;
+  }
+  if (local_sgs.idle_cpus >= idlest_sgs.idle_cpus) return -1;
+  return idlest;
+}
+
+int Cfs::find_idlest_group_cpu_v61(const SchedGroup& group, Task* p, int this_cpu) {
+  if (group.cpus.weight() == 1) return group.cpus.first();
+  int64_t min_load = INT64_MAX, min_exit_latency = INT64_MAX, latest_idle_timestamp = 0;
+  int least_loaded_cpu = this_cpu, shallowest_idle_cpu = -1;
+  (group.cpus & p->cpus_allowed).for_each([&](int i) {
+    read_rq(i);
+    if (core_.idle_cpu(i)) {
+      const int64_t exit_latency = core_.idle_exit_latency(i);
+      const int64_t stamp = rq(i).idle_stamp;
+      if (exit_latency < min_exit_latency) {
+        min_exit_latency = exit_latency;
+        latest_idle_timestamp = stamp;
+        shallowest_idle_cpu = i;
+      } else if (exit_latency == min_exit_latency && stamp > latest_idle_timestamp) {
+        latest_idle_timestamp = stamp;
+        shallowest_idle_cpu = i;
+      }
+    } else if (shallowest_idle_cpu == -1) {
+      const int64_t load = cpu_load_v61(i);
+      if (load < min_load) {
+        min_load = load;
+        least_loaded_cpu = i;
+      }
+    }
+  });
+  return shallowest_idle_cpu != -1 ? shallowest_idle_cpu : least_loaded_cpu;
+}
+
 // The runqueue fields a placement reads on other CPUs (idle_cpu(),
 // source_load()/target_load(), the idle state) are the ones
 // update_sg_lb_stats() reads per CPU, so each costs lb_per_cpu_local or
@@ -2313,12 +2520,15 @@ int Cfs::find_idlest_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag,
       --sd_level;
       continue;
     }
-    const int group = find_idlest_group(sd, p, this_cpu, sd_flag);
+    const int group =
+        feats_.FIND_IDLEST_V61 ? find_idlest_group_v61(sd, p, this_cpu) : find_idlest_group(sd, p, this_cpu, sd_flag);
     if (group < 0) {
       --sd_level;
       continue;
     }
-    new_cpu = find_idlest_cpu(sd.groups[static_cast<size_t>(group)], p, this_cpu);
+    const SchedGroup& idlest = sd.groups[static_cast<size_t>(group)];
+    new_cpu = feats_.FIND_IDLEST_V61 ? find_idlest_group_cpu_v61(idlest, p, this_cpu)
+                                     : find_idlest_cpu(idlest, p, this_cpu);
     if (new_cpu == -1 || new_cpu == this_cpu) {
       --sd_level;
       continue;
