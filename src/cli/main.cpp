@@ -42,9 +42,12 @@ std::optional<int> parse(CLI::App& app, int argc, char** argv, int first) {
 }
 
 int cmd_machines() {
-  for (const auto& n : hw::list_machines()) {
+  const auto names = hw::list_machines();
+  int width = 20;
+  for (const auto& n : names) width = std::max(width, static_cast<int>(n.size()));
+  for (const auto& n : names) {
     auto m = hw::load_machine(n);
-    std::printf("%-20s %3d CPUs  %-8s %s\n", n.c_str(), m.topology.nr_cpus(), m.topology.spec().c_str(),
+    std::printf("%-*s %3d CPUs  %-8s %s\n", width, n.c_str(), m.topology.nr_cpus(), m.topology.spec().c_str(),
                 m.description.c_str());
   }
   return 0;

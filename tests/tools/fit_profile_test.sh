@@ -1,9 +1,10 @@
 #!/bin/sh
 # tools/guest/fit-profile.py, run on the measurements kept for a machine
 # with this build's schedlab, writes its shipped profile byte for byte:
-# qemu-tcg-2s1c from tools/guest/measured/ (the emulated machine) or
-# kvm-epyc-1s2c from tools/guest/measured-host/ (this project's
-# own machine). The profile is reproducible from its data, and a change to
+# qemu-tcg-2s1c from tools/guest/measured/ (the emulated machine),
+# kvm-epyc-1s2c from tools/guest/measured-host/ (this project's own
+# machine), or qemu-tcg-2s1c-streaming from tools/guest/measured-streaming/
+# (the emulated machine's AF_UNIX calls while the other end streams). The profile is reproducible from its data, and a change to
 # the model's switch or wakeup path that moves the fitted costs shows here
 # (refit: the command below, then commit).
 # Needs python3, which the build does not: skipped (77) without it.
@@ -19,6 +20,7 @@ command -v python3 > /dev/null || exit 77
 case $machine in
   qemu-tcg-2s1c) logs=$src/tools/guest/measured;;
   kvm-epyc-1s2c) logs=$src/tools/guest/measured-host;;
+  qemu-tcg-2s1c-streaming) logs=$src/tools/guest/measured-streaming;;
   *) echo "no measurements kept for $machine"; exit 1;;
 esac
 out=${TMPDIR:-/tmp}/$machine.$$.toml

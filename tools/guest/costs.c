@@ -162,6 +162,64 @@ static int64_t reads_written_on_cpu1(int64_t iterations, void* ctx) {
   return timed * iterations / (batches * BATCH);
 }
 
+/* Calls while the other end streams at the same time on the other CPU, as
+ * a hackbench sender's and receiver's are when the two roles hold a CPU
+ * each (seed 000's patch on two CPUs): a child pinned to CPU 1 writes
+ * messages to one socket as fast as it can while the parent on CPU 0 reads
+ * them. Neither sleeps: a call that finds the socket full or empty
+ * (MSG_DONTWAIT) is retried. Only the calls that moved a message are timed,
+ * each on its own, less the clock's own cost (clock_pair_ns); set beside
+ * unix_stream_write_100 and unix_stream_read_100, the difference is what
+ * the other end's concurrent work on the socket's lines costs. */
+static double clock_pair_ns;
+static void measure_clock_pair(void) {
+  enum { N = 1 << 14 };
+  static double pair[N];
+  for (int i = 0; i < N; i++) {
+    int64_t t0 = now_ns();
+    pair[i] = (double)(now_ns() - t0);
+  }
+  qsort(pair, N, sizeof *pair, cmp_double);
+  clock_pair_ns = pair[N / 2];
+}
+struct streaming {
+  int write_fd, read_fd;
+  int time_reads;
+};
+static volatile int64_t* streamed_write_ns;
+static int64_t streaming_calls(int64_t iterations, void* ctx) {
+  struct streaming* st = ctx;
+  char buf[MESSAGE];
+  memset(buf, 1, sizeof buf);
+  *streamed_write_ns = -1;
+  pid_t child = fork();
+  if (child == 0) {
+    pin(1);
+    int64_t timed = 0;
+    for (int64_t i = 0; i < iterations; i++) {
+      for (size_t sent = 0; sent < MESSAGE;) {
+        int64_t t0 = now_ns();
+        ssize_t n = send(st->write_fd, buf + sent, MESSAGE - sent, MSG_DONTWAIT);
+        int64_t t1 = now_ns();
+        if (n > 0) sent += (size_t)n, timed += t1 - t0 - (int64_t)clock_pair_ns;
+      }
+    }
+    *streamed_write_ns = timed;
+    _exit(0);
+  }
+  int64_t timed = 0;
+  for (int64_t i = 0; i < iterations; i++) {
+    for (size_t got = 0; got < MESSAGE;) {
+      int64_t t0 = now_ns();
+      ssize_t n = recv(st->read_fd, buf + got, MESSAGE - got, MSG_DONTWAIT);
+      int64_t t1 = now_ns();
+      if (n > 0) got += (size_t)n, timed += t1 - t0 - (int64_t)clock_pair_ns;
+    }
+  }
+  waitpid(child, NULL, 0);
+  return st->time_reads ? timed : *streamed_write_ns;
+}
+
 /* lat_pipe / lat_ctx: two processes pass a token over two pipes, pinned to
  * the given CPUs; the time is per round trip (two wakeups, two switches or
  * two idle exits). */
@@ -273,6 +331,7 @@ int main(int argc, char** argv) {
   pin(0);
   shared_word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (shared_word == MAP_FAILED) return 1;
+  streamed_write_ns = shared_word + 64;  /* a line of its own */
   measure("getppid", "ns/call", null_syscall, NULL);
 
   static struct channels unix_one = {.count = 1, .size = MESSAGE}, unix_large = {.count = 1, .size = LARGE},
@@ -288,6 +347,13 @@ int main(int argc, char** argv) {
   measure_writes_and_reads("unix_stream_write_1000", NULL, &unix_large);
   measure_writes_and_reads("unix_stream_write_100_over_20", "unix_stream_read_100_over_20", &unix_over);
   measure("unix_stream_read_100_over_20_written_on_cpu1", "ns/call", reads_written_on_cpu1, &unix_over);
+  measure_clock_pair();
+  printf("COST clock_pair %.1f ns/pair\n", clock_pair_ns);
+  static struct streaming streaming_write = {.time_reads = 0}, streaming_read = {.time_reads = 1};
+  streaming_write.write_fd = streaming_read.write_fd = unix_one.write_fd[0];
+  streaming_write.read_fd = streaming_read.read_fd = unix_one.read_fd[0];
+  measure("unix_stream_write_100_streaming_to_cpu0", "ns/call", streaming_calls, &streaming_write);
+  measure("unix_stream_read_100_streaming_from_cpu1", "ns/call", streaming_calls, &streaming_read);
   int pfd[2];
   if (pipe(pfd)) return 1;
   pipe_one.write_fd[0] = pfd[1], pipe_one.read_fd[0] = pfd[0];
