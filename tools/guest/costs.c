@@ -187,35 +187,34 @@ struct streaming {
   int time_reads;
 };
 static volatile int64_t* streamed_write_ns;
-static int64_t streaming_calls(int64_t iterations, void* ctx) {
-  struct streaming* st = ctx;
+/* Moves `iterations` messages through fd, sending or receiving, retrying
+ * a call that moved nothing; returns the time of the calls that moved
+ * bytes, each less the clock's own cost. */
+static int64_t stream_messages(int fd, int64_t iterations, int sending) {
   char buf[MESSAGE];
   memset(buf, 1, sizeof buf);
+  int64_t timed = 0;
+  for (int64_t i = 0; i < iterations; i++) {
+    for (size_t moved = 0; moved < MESSAGE;) {
+      int64_t t0 = now_ns();
+      ssize_t n = sending ? send(fd, buf + moved, MESSAGE - moved, MSG_DONTWAIT)
+                          : recv(fd, buf + moved, MESSAGE - moved, MSG_DONTWAIT);
+      int64_t t1 = now_ns();
+      if (n > 0) moved += (size_t)n, timed += t1 - t0 - (int64_t)clock_pair_ns;
+    }
+  }
+  return timed;
+}
+static int64_t streaming_calls(int64_t iterations, void* ctx) {
+  struct streaming* st = ctx;
   *streamed_write_ns = -1;
   pid_t child = fork();
   if (child == 0) {
     pin(1);
-    int64_t timed = 0;
-    for (int64_t i = 0; i < iterations; i++) {
-      for (size_t sent = 0; sent < MESSAGE;) {
-        int64_t t0 = now_ns();
-        ssize_t n = send(st->write_fd, buf + sent, MESSAGE - sent, MSG_DONTWAIT);
-        int64_t t1 = now_ns();
-        if (n > 0) sent += (size_t)n, timed += t1 - t0 - (int64_t)clock_pair_ns;
-      }
-    }
-    *streamed_write_ns = timed;
+    *streamed_write_ns = stream_messages(st->write_fd, iterations, 1);
     _exit(0);
   }
-  int64_t timed = 0;
-  for (int64_t i = 0; i < iterations; i++) {
-    for (size_t got = 0; got < MESSAGE;) {
-      int64_t t0 = now_ns();
-      ssize_t n = recv(st->read_fd, buf + got, MESSAGE - got, MSG_DONTWAIT);
-      int64_t t1 = now_ns();
-      if (n > 0) got += (size_t)n, timed += t1 - t0 - (int64_t)clock_pair_ns;
-    }
-  }
+  int64_t timed = stream_messages(st->read_fd, iterations, 0);
   waitpid(child, NULL, 0);
   return st->time_reads ? timed : *streamed_write_ns;
 }

@@ -588,6 +588,7 @@ class Cfs final : public SchedClass {
   int select_idle_sibling(Task* p, int target);
   int find_idlest_group(const SchedDomain& sd, Task* p, int this_cpu, uint32_t sd_flag);
   int find_idlest_cpu(const SchedGroup& group, Task* p, int this_cpu);
+  int shallowest_idle_or_least_loaded(const SchedGroup& group, Task* p, int this_cpu, bool v61);
   int find_idlest_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu);
   // FIND_IDLEST_V61: 6.1's find_idlest_group() and find_idlest_group_cpu().
   struct WakeupGroupStats;
@@ -2139,6 +2140,14 @@ int Cfs::find_idlest_group(const SchedDomain& sd, Task* p, int this_cpu, uint32_
 }
 
 int Cfs::find_idlest_cpu(const SchedGroup& group, Task* p, int this_cpu) {
+  return shallowest_idle_or_least_loaded(group, p, this_cpu, false);
+}
+
+// find_idlest_cpu() (4.0) and find_idlest_group_cpu() (6.1): the idle CPU
+// with the shallowest state (the latest idle_stamp among equals), else the
+// least loaded. 4.0 reads weighted_cpuload() and keeps this_cpu on a tie;
+// 6.1 (FIND_IDLEST_V61) reads cpu_load(), the blocked load included.
+int Cfs::shallowest_idle_or_least_loaded(const SchedGroup& group, Task* p, int this_cpu, bool v61) {
   int64_t min_load = INT64_MAX, min_exit_latency = INT64_MAX, latest_idle_timestamp = 0;
   int least_loaded_cpu = this_cpu, shallowest_idle_cpu = -1;
   (group.cpus & p->cpus_allowed).for_each([&](int i) {
@@ -2155,8 +2164,8 @@ int Cfs::find_idlest_cpu(const SchedGroup& group, Task* p, int this_cpu) {
         shallowest_idle_cpu = i;
       }
     } else if (shallowest_idle_cpu == -1) {
-      const int64_t load = weighted_cpuload(i);
-      if (load < min_load || (load == min_load && i == this_cpu)) {
+      const int64_t load = v61 ? cpu_load_v61(i) : weighted_cpuload(i);
+      if (load < min_load || (!v61 && load == min_load && i == this_cpu)) {
         min_load = load;
         least_loaded_cpu = i;
       }
@@ -2320,31 +2329,8 @@ int Cfs::find_idlest_group_v61(const SchedDomain& sd, Task* p, int this_cpu) {
 }
 
 int Cfs::find_idlest_group_cpu_v61(const SchedGroup& group, Task* p, int this_cpu) {
-  if (group.cpus.weight() == 1) return group.cpus.first();
-  int64_t min_load = INT64_MAX, min_exit_latency = INT64_MAX, latest_idle_timestamp = 0;
-  int least_loaded_cpu = this_cpu, shallowest_idle_cpu = -1;
-  (group.cpus & p->cpus_allowed).for_each([&](int i) {
-    read_rq(i);
-    if (core_.idle_cpu(i)) {
-      const int64_t exit_latency = core_.idle_exit_latency(i);
-      const int64_t stamp = rq(i).idle_stamp;
-      if (exit_latency < min_exit_latency) {
-        min_exit_latency = exit_latency;
-        latest_idle_timestamp = stamp;
-        shallowest_idle_cpu = i;
-      } else if (exit_latency == min_exit_latency && stamp > latest_idle_timestamp) {
-        latest_idle_timestamp = stamp;
-        shallowest_idle_cpu = i;
-      }
-    } else if (shallowest_idle_cpu == -1) {
-      const int64_t load = cpu_load_v61(i);
-      if (load < min_load) {
-        min_load = load;
-        least_loaded_cpu = i;
-      }
-    }
-  });
-  return shallowest_idle_cpu != -1 ? shallowest_idle_cpu : least_loaded_cpu;
+  if (group.cpus.weight() == 1) return group.cpus.first();  // "Check if we have any choice"
+  return shallowest_idle_or_least_loaded(group, p, this_cpu, true);
 }
 
 // The runqueue fields a placement reads on other CPUs (idle_cpu(),
