@@ -109,8 +109,8 @@ for label, r in runs.items():
             v = [S[p]['se.vruntime'] for p in pids if S[p]['cpu'] == cpu and role[p] == 'recv']
             if s and v: out.append(f"{sum(s) / len(s) - sum(v) / len(v):+.2f}")
         return ' '.join(out)
-    def where(S):  # each role's workers by the CPU they last ran on
-        cpus = sorted(set(S[p]['cpu'] for p in pids))
+    cpus = sorted(set(S[p]['cpu'] for S in (A, B) for p in pids))
+    def where(S):  # each role's workers by the CPU they last ran on, per CPU of either snapshot
         return ' '.join(f"{r} " + '/'.join(str(sum(1 for p in pids if role[p] == r and S[p]['cpu'] == c)) for c in cpus)
                         for r in ('recv', 'send'))
     nices = sorted(set(B[p].get('nice') for p in pids))

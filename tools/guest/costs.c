@@ -189,18 +189,21 @@ struct streaming {
 static volatile int64_t* streamed_write_ns;
 /* Moves `iterations` messages through fd, sending or receiving, retrying
  * a call that moved nothing; returns the time of the calls that moved
- * bytes, each less the clock's own cost. */
-static int64_t stream_messages(int fd, int64_t iterations, int sending) {
+ * bytes, each less the clock's own cost. The parent, which reads, gives
+ * the writer's pid: should the writer die, the socket would stay empty
+ * (the parent holds its write end too), so a long empty spell checks it. */
+static int64_t stream_messages(int fd, int64_t iterations, int sending, pid_t writer) {
   char buf[MESSAGE];
   memset(buf, 1, sizeof buf);
   int64_t timed = 0;
   for (int64_t i = 0; i < iterations; i++) {
-    for (size_t moved = 0; moved < MESSAGE;) {
+    for (size_t moved = 0, misses = 0; moved < MESSAGE;) {
       int64_t t0 = now_ns();
       ssize_t n = sending ? send(fd, buf + moved, MESSAGE - moved, MSG_DONTWAIT)
                           : recv(fd, buf + moved, MESSAGE - moved, MSG_DONTWAIT);
       int64_t t1 = now_ns();
-      if (n > 0) moved += (size_t)n, timed += t1 - t0 - (int64_t)clock_pair_ns;
+      if (n > 0) moved += (size_t)n, timed += t1 - t0 - (int64_t)clock_pair_ns, misses = 0;
+      else if (writer > 0 && ++misses % 100000 == 0 && waitpid(writer, NULL, WNOHANG) == writer) exit(12);
     }
   }
   return timed;
@@ -211,10 +214,10 @@ static int64_t streaming_calls(int64_t iterations, void* ctx) {
   pid_t child = fork();
   if (child == 0) {
     pin(1);
-    *streamed_write_ns = stream_messages(st->write_fd, iterations, 1);
+    *streamed_write_ns = stream_messages(st->write_fd, iterations, 1, 0);
     _exit(0);
   }
-  int64_t timed = stream_messages(st->read_fd, iterations, 0);
+  int64_t timed = stream_messages(st->read_fd, iterations, 0, child);
   waitpid(child, NULL, 0);
   return st->time_reads ? timed : *streamed_write_ns;
 }

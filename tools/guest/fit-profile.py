@@ -20,7 +20,7 @@ and ttwu_base, kept in generic's 1000:500:300), and the round trip between
 the two CPUs the HLT state's exit latency. The kernel paths costs.c does not
 reach are generic's, times the ratio of the measured system calls to
 generic's for the same calls. Prints the medians and fits to stderr."""
-import json, os, re, statistics, subprocess, sys, tempfile, tomllib
+import json, os, re, statistics, subprocess, sys, tempfile
 
 GENERIC = dict(syscall_entry=60, context_switch=1000, schedule_base=500, ttwu_base=300, pick_scan_per_task=20,
                rq_lock_hold=100, ipi_send=300, ipi_latency_llc=1000, ipi_latency_remote=1200, ipi_handler=530,
@@ -145,6 +145,7 @@ def streaming_profile(paths):
     raised (or lowered) by what costs.c's streaming loops add to a call on
     one hot socket, the median over runs of each run's difference (a run's
     two loops see the same host load)."""
+    import tomllib  # Python 3.11; only this profile reads another
     base_file = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'machines', 'qemu-tcg-2s1c.toml')
     with open(base_file, 'rb') as f:
         base = tomllib.load(f)['costs']
@@ -162,9 +163,9 @@ def streaming_profile(paths):
 # every other cost, the topology and the idle state are qemu-tcg-2s1c's
 # (`extends`). Under TCG the read's difference is large and moves with the
 # host's load (each vCPU is a host thread, and the host has two cores), and
-# the write's is nothing; natively on this project's machine a read gains
-# 2-3% and a write 6-12% (docs/real-kernels.md, "A call while the other end
-# streams"). Written by tools/guest/fit-profile.py
+# the write's is not told apart from nothing; natively on this project's
+# machine, on a quiet host, a read gains 1-3% and a write 6-12%
+# (docs/real-kernels.md, "A call while the other end streams"). Written by tools/guest/fit-profile.py
 # --machine qemu-tcg-2s1c-streaming from tools/guest/measured-streaming/.
 # Every cost has a unit and a source; [derived] shows its formula.
 

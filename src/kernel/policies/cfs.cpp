@@ -597,6 +597,8 @@ class Cfs final : public SchedClass {
   int find_idlest_group_cpu_v61(const SchedGroup& group, Task* p, int this_cpu);
   int64_t cpu_load_v61(int cpu) const;
   int64_t cpu_util_v61(int cpu) const;
+  int64_t own_load_v61(const Task* p) const;
+  int imb_numa_nr(int cpu, const SchedDomain& sd) const;
   int wake_idle_slow_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu);
   int wake_idle(Task* p, int cpu);
   int select_task_rq_v43(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags);
@@ -2195,9 +2197,18 @@ int Cfs::shallowest_idle_or_least_loaded(const SchedGroup& group, Task* p, int t
 //   load_avg are one figure;
 // - util_avg is 4.0's rq->avg, the decayed time the queue had a task, and
 //   the wakee's own share is not taken out of it;
+// - the wakee's own load, which cpu_load_without() takes off its previous
+//   CPU after sync_entity_load_avg(), is its task entity's contribution
+//   decayed as its queue's blocked load has been (exact without group
+//   scheduling, where that queue is the root's);
+// - a CPU's capacity is 6.1's SCHED_CAPACITY_SCALE for every CPU, SMT
+//   siblings included (4.0's smt_gain is gone);
+// - idle_cpu_without() ignores a pending wakeup on the CPU p runs on (only
+//   exec balancing asks it of a running task);
 // - the levels keep 4.0's imbalance_pct (125 above the LLC, where 6.1 has
 //   117), and each socket is a NUMA node, so the SD_NUMA clauses apply at
-//   the level spanning sockets.
+//   the level spanning sockets (the two-socket guest of tools/guest has
+//   one node: a DIE level without them).
 // SD_ASYM_CPUCAPACITY, core scheduling and NUMA balancing do not exist in
 // the model, so the misfit, cookie and preferred-node clauses are left out.
 
@@ -2219,23 +2230,37 @@ int64_t Cfs::cpu_util_v61(int cpu) const {
   return static_cast<int64_t>((avg.runnable_avg_sum << 10) / (avg.avg_period + 1));
 }
 
+// The wakee's share of its CPU's load: a queued task's contribution (exec),
+// a sleeper's as its queue's blocked load has decayed it since it slept,
+// nothing for a task never queued (fork).
+int64_t Cfs::own_load_v61(const Task* p) const {
+  const SchedEntity& se = p->se;
+  if (se.on_rq) return se.load_avg_contrib;
+  if (se.decay_count <= 0) return 0;
+  const uint64_t decays = se.cfs_rq->decay_counter - static_cast<uint64_t>(se.decay_count);
+  return static_cast<int64_t>(decay_load(static_cast<uint64_t>(se.load_avg_contrib), decays));
+}
+
 void Cfs::update_sg_wakeup_stats(const SchedDomain& sd, const SchedGroup& group, Task* p,
                                  WakeupGroupStats& sgs) {
   sgs = WakeupGroupStats{};
   (group.cpus & p->cpus_allowed).for_each([&](int i) {
     read_rq(i);
     int64_t load = cpu_load_v61(i);
-    // cpu_load_without(): the wakee's own share leaves its previous CPU.
-    if (i == p->cpu && p->se.avg_period > 0) load = std::max<int64_t>(0, load - task_h_load(p));
+    // cpu_load_without(): the wakee's own share leaves its CPU.
+    if (i == p->cpu) load = std::max<int64_t>(0, load - own_load_v61(p));
     sgs.group_load += load;
     sgs.group_runnable += load;
     sgs.group_util += cpu_util_v61(i);
-    const int nr_running = this->nr_running(i);
+    // task_running_on_cpu(): a queued p (exec) does not count itself.
+    const bool local = i == p->cpu && p->se.on_rq;
+    const int nr_running = this->nr_running(i) - (local ? 1 : 0);
     sgs.sum_nr_running += nr_running;
-    if (!nr_running && core_.idle_cpu(i)) ++sgs.idle_cpus;
+    // idle_cpu_without()
+    if (!nr_running && (local ? core_.curr(i) == p : core_.idle_cpu(i))) ++sgs.idle_cpus;
   });
-  sgs.group_capacity = group.capacity;
   sgs.group_weight = group.cpus.weight();
+  sgs.group_capacity = SCHED_CAPACITY_SCALE * sgs.group_weight;
   // group_classify(): group_is_overloaded(), then !group_has_capacity().
   const int64_t pct = sd.imbalance_pct;
   const bool overloaded = sgs.sum_nr_running > sgs.group_weight &&
@@ -2251,30 +2276,24 @@ void Cfs::update_sg_wakeup_stats(const SchedDomain& sd, const SchedGroup& group,
     sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
 }
 
-// sd->imb_numa_nr (6.1 build_sched_domains()): at the first level above the
-// LLC, the number of LLCs it spans, or an eighth of its CPUs if only one;
-// above that, scaled by how many of those spans each level holds; 0 where no
-// level has an LLC below it.
-static int imb_numa_nr(const std::vector<SchedDomain>& chain, size_t level) {
-  int imb = 0, imb_span = 1;
-  for (size_t l = 0; l <= level; ++l) {
-    const SchedDomain& sd = chain[l];
-    const SchedDomain* child = l > 0 ? &chain[l - 1] : nullptr;
-    if ((sd.flags & SD_SHARE_PKG_RESOURCES) || !child || !(child->flags & SD_SHARE_PKG_RESOURCES)) {
-      if (imb > 0 && l == level) return imb * std::max(1, sd.span_weight / imb_span);
-      continue;
+// sd->imb_numa_nr of a NUMA level (6.1 build_sched_domains(), computed over
+// every topology level before the degenerate ones are dropped): DIE, the
+// node, is the first level above the LLC; it allows the number of LLCs in
+// the node, or an eighth of the node's CPUs if the node is one LLC, at
+// least 1, and each NUMA level that times how many first-NUMA-level spans
+// it holds.
+int Cfs::imb_numa_nr(int cpu, const SchedDomain& sd) const {
+  const auto& topo = core_.machine().topo();
+  const int node_weight = topo.node_mask(topo.cpu(cpu).socket).weight();
+  const int nr_llcs = node_weight / core_.domains().llc_size(cpu);
+  const int imb = std::max(1, nr_llcs == 1 ? node_weight >> 3 : nr_llcs);
+  int first_numa_span = sd.span_weight;
+  for (const SchedDomain& level : core_.domains().of(cpu))
+    if (level.flags & SD_NUMA) {
+      first_numa_span = level.span_weight;
+      break;
     }
-    const int nr_llcs = sd.span_weight / child->span_weight;
-    imb = std::max(1, nr_llcs == 1 ? sd.span_weight >> 3 : nr_llcs);
-    imb_span = sd.span_weight;
-    for (size_t u = l + 1; u < chain.size(); ++u)
-      if (chain[u].flags & SD_NUMA) {
-        imb_span = chain[u].span_weight;
-        break;
-      }
-    if (l == level) return imb;
-  }
-  return 0;
+  return imb * std::max(1, sd.span_weight / first_numa_span);
 }
 
 int Cfs::find_idlest_group_v61(const SchedDomain& sd, Task* p, int this_cpu) {
@@ -2317,10 +2336,11 @@ int Cfs::find_idlest_group_v61(const SchedDomain& sd, Task* p, int this_cpu) {
   }
   if (sd.flags & SD_NUMA) {
     // adjust_numa_imbalance(): a pair of tasks may stay local while the
-    // destination has few running.
+    // destination has few running. p->nr_cpus_allowed != NR_CPUS holds for
+    // every task, so the allowance is capped by p's CPUs in the local group.
     constexpr int NUMA_IMBALANCE_MIN = 2;
-    const auto& chain = core_.domains().of(this_cpu);
-    const int nr = imb_numa_nr(chain, static_cast<size_t>(sd.level));
+    const int allowed_local = (sd.groups[static_cast<size_t>(local)].cpus & p->cpus_allowed).weight();
+    const int nr = std::min(allowed_local, imb_numa_nr(this_cpu, sd));
     const int imbalance = std::abs(local_sgs.idle_cpus - idlest_sgs.idle_cpus);
     if (local_sgs.sum_nr_running + 1 <= nr && imbalance <= NUMA_IMBALANCE_MIN) return -1;
   }
