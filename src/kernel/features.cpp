@@ -43,6 +43,16 @@ const std::vector<FeatureInfo>& feature_catalog() {
        "the slow path ranks groups by type (spare capacity, fully busy, overloaded) and only groups of one type "
        "by load, the queue's whole load average with its sleepers' decaying share; the tools/guest 6.1 runs it; "
        "off = 4.0's runnable load against imbalance_pct/2"},
+      {"LOAD_BALANCE_V61", "cfs",
+       "what-if from v6.1 (Vincent Guittot's rework, 0b0695f2b34a \"sched/fair: Rework load_balance()\", v5.5, "
+       "as 6.1 has it): groups classed as having spare capacity, fully busy or overloaded on the whole load, "
+       "runnable and utilisation averages; the imbalance counted in tasks, utilisation or load by class; the "
+       "coldest task first; active balance only for a task-count imbalance; 6.1's imbalance_pct and "
+       "busy_factor; off = 4.0's load_balance()"},
+      {"NEWIDLE_V61", "cfs",
+       "what-if from v6.1 as Debian's 6.1.170 ships it: newidle balancing gated by the root domain's overload "
+       "and avg_idle against the lowest domain's max_newidle_lb_cost (no sched_migration_cost gate), each "
+       "domain tried with the probability of its recent success (NI_RANDOM); off = 4.0's idle_balance()"},
       {"WAKE_AFFINE_ALWAYS_COMPARE", "cfs",
        "what-if (stop 48): 4.0's wake_affine() compares loads even when the sync subtraction leaves the waking "
        "CPU at zero load, where 4.0 skips the comparison and always pulls; a wakee whose previous CPU is idle "

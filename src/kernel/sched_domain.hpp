@@ -54,6 +54,9 @@ struct SchedDomain {
   unsigned nr_balance_failed = 0;
   int64_t max_newidle_lb_cost = 0;     // ns
   int64_t next_decay_max_lb_cost = 0;  // jiffies
+  // 6.1's NI_RANDOM (NEWIDLE_V61): newidle passes tried and those that
+  // pulled, halved at 1024 tries, and the success rate in 1/1024 they give.
+  unsigned newidle_call = 512, newidle_success = 256, newidle_ratio = 512;
 };
 
 // Per-CPU domain hierarchy plus the shortcuts update_top_cache_domain() sets.

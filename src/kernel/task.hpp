@@ -65,6 +65,10 @@ struct SchedEntity {
   // PELT (per-entity load tracking, 3.8+): decayed runnable time sums in
   // 1024 ns units, and this entity's contribution to runnable_load_avg.
   uint64_t runnable_avg_sum = 0;
+  // v4.1's running_avg_sum: the decayed time the entity ran (only while it is
+  // its queue's curr). Read only by the 6.1 what-ifs (LOAD_BALANCE_V61,
+  // FIND_IDLEST_V61), as 6.1's util_avg.
+  uint64_t running_avg_sum = 0;
   uint64_t avg_period = 0;
   int64_t last_runnable_update = 0;
   int64_t load_avg_contrib = 0;

@@ -457,7 +457,10 @@ TEST(Determinism, SameSeedGivesByteIdenticalOutputAndTrace) {
         // 2.4's, with the kernel-wide dcache_lock and the per-CPU arrays of
         // freed sk_buffs.
         "perf bench sched messaging -g 2 -l 10 -p --machine p4xeon-4way --seed 7 --kernel linux-2.4.19",
-        "perf bench sched messaging -g 2 -l 10 --machine p4xeon-4way --seed 7 --kernel linux-2.4.19"}) {
+        "perf bench sched messaging -g 2 -l 10 --machine p4xeon-4way --seed 7 --kernel linux-2.4.19",
+        // 6.1's balancer, whose newidle dice draw on the policy's stream.
+        "perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 7 --features "
+        "LOAD_BALANCE_V61,NEWIDLE_V61"}) {
     auto l1 = run(cmd), l2 = run(cmd);
     EXPECT_EQ(l1.code, 0) << l1.err;
     EXPECT_EQ(l1.out, l2.out) << cmd;

@@ -301,6 +301,51 @@ TEST(Golden, Seed000WakeIdleCpuOn61sLoadKeepsTheWakee) {
 }
 
 namespace {
+// How much one newidle pass moves, 4.0's against 6.1's (the what-if
+// LOAD_BALANCE_V61). Six hogs start on CPU 1 of 2s1c1t while CPU 0 idles;
+// the first tick on CPU 1 kicks CPU 0, which goes newly idle and pulls.
+// 4.0 detaches load until the two CPUs' loads are even: three hogs. 6.1
+// finds the idle CPU's spare capacity against an overloaded CPU and
+// counts the imbalance in utilisation (a fork starts at half the capacity
+// its queue has left, post_init_entity_util_avg()), but Debian's 6.1 is
+// CONFIG_PREEMPTION, so a newidle pass stops at one task ("NEWIDLE
+// balancing is a source of latency"); CPU 0 then takes one more each time
+// it goes newly idle. Returns how many hogs the first pass moved to CPU 0.
+int first_pull_of_forks(const char* features, const char* golden) {
+  TinySim s("2s1c1t", "linux-4.0", 1, features);
+  obs::FtraceWriter trace(2);
+  s.k.add_observer(&trace);
+  static const char* const kNames[] = {"hog1", "hog2", "hog3", "hog4", "hog5", "hog6"};
+  for (const char* name : kNames) s.k.spawn(name, [](Proc& p) { return hog(p, 3000000, 1000000); }, 1);
+  check_golden(golden, s, trace);
+  // The pass's migrations share one timestamp, the first migration's.
+  std::istringstream lines(trace.text());
+  std::string line, pass_stamp;
+  int moved = 0;
+  while (std::getline(lines, line)) {
+    const auto event = line.find(": sched_migrate_task:");
+    if (event == std::string::npos) continue;
+    const std::string stamp = line.substr(line.rfind(' ', event) + 1, event - line.rfind(' ', event) - 1);
+    if (pass_stamp.empty()) pass_stamp = stamp;
+    if (stamp == pass_stamp && line.find("dest_cpu=0") != std::string::npos) ++moved;
+  }
+  return moved;
+}
+}  // namespace
+
+TEST(Golden, FirstNewidlePullOn40EvensTheLoad) {
+  const int moved = first_pull_of_forks("", "first_pull_of_forks_40");
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(moved, 3);
+}
+
+TEST(Golden, FirstNewidlePullOn61MovesOneTask) {
+  const int moved = first_pull_of_forks("LOAD_BALANCE_V61", "first_pull_of_forks_load_balance_v61");
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(moved, 1);
+}
+
+namespace {
 Co<void> waking_exiter(Proc& p, kernel::WaitQueue* wq, bool* flag) {
   co_await p.user(100000);
   *flag = true;

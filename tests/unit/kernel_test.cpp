@@ -695,6 +695,48 @@ TEST(Schedstat, PinnedTasksCountAsAffineFailuresNotAsFailedBalances) {
   EXPECT_EQ(s.k.check_invariants(), "");
 }
 
+namespace {
+// `work` ns of work, then `nap` ns asleep, `rounds` times.
+Co<void> napping_worker(Proc& p, int rounds, int64_t work, int64_t nap) {
+  for (int i = 0; i < rounds; ++i) {
+    co_await p.user(work);
+    co_await p.nanosleep(nap);
+  }
+}
+// Newidle passes on CPU 0 of 1s2c1t, in each of two seconds, while it
+// works 50 us and sleeps 100 us at a time, and two workers pinned to CPU 1
+// keep it overloaded: each sleeps 20 us every 2 ms, and each wakeup marks
+// the root domain overloaded again (add_nr_running()), which a pass that
+// finds only pinned tasks clears.
+std::pair<int64_t, int64_t> newidle_passes_while_napping(const char* features) {
+  TinySim s("1s2c1t", "linux-4.0", 1, features);
+  obs::StatsCollector stats(s.k.domains().level_names());
+  s.k.add_observer(&stats);
+  for (const char* name : {"busyA", "busyB"})
+    s.k.spawn(name, [](Proc& p) { return napping_worker(p, 1000, 2000000, 20000); }, 1)->cpus_allowed = cpus({1});
+  s.k.spawn("napper", [](Proc& p) { return napping_worker(p, 13000, 50000, 100000); }, 0)->cpus_allowed = cpus({0});
+  s.k.run(1000000000, 100000000);
+  const int64_t first = stats.summarize(s.k).balance["newidle"].attempts;
+  s.k.run(2000000000, 100000000);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  return {first, stats.summarize(s.k).balance["newidle"].attempts - first};
+}
+}  // namespace
+
+// 4.0's idle_balance() skips a CPU whose average idle period is below
+// sched_migration_cost (0.5 ms), so a CPU idling 100 us at a time seldom
+// balances. 6.1's (NEWIDLE_V61) compares it only with the domain's costliest
+// pass, so it tries, but NI_RANDOM tries each domain with the probability
+// of its recent success: with nothing movable every pass fails, and the
+// rate halves with every 512 tries.
+TEST(Cfs, NewidleV61TriesShortIdlePeriodsLessAsItsPassesFail) {
+  const auto [first40, second40] = newidle_passes_while_napping("");
+  const auto [first61, second61] = newidle_passes_while_napping("NEWIDLE_V61");
+  EXPECT_LT(first40 + second40, 20);
+  EXPECT_GT(first61, 100);
+  EXPECT_LT(second61 * 2, first61);
+}
+
 // Writing the granularity sysctls recomputes sched_nr_latency =
 // DIV_ROUND_UP(latency, min_granularity) (sched_proc_update_handler()).
 // Unscaled latency 40 ms and minimum granularity 3 ms give 14, so ten hogs

@@ -35,6 +35,9 @@
 // recomputation at every update into this 4.0 load tracking, as what-ifs;
 // load_view_* count how often the load ranks CPUs against their queues.
 //
+// LOAD_BALANCE_V61 and NEWIDLE_V61 put 6.1's load balancer and newidle
+// balancing on this 4.0 (section "LOAD_BALANCE_V61, NEWIDLE_V61" below).
+//
 // With neither sysctl the model is a kernel built without
 // CONFIG_FAIR_GROUP_SCHED: every pick puts and sets the previous task,
 // task_h_load() is the task's contribution (3.10: its weight), and no
@@ -116,9 +119,11 @@ uint32_t compute_runnable_contrib(uint64_t n) {
 }
 
 // __update_entity_runnable_avg(): returns true when a period rolled over.
-// Also 4.0's update_rq_runnable_avg() on a runqueue's RqAvg.
+// Also 4.0's update_rq_runnable_avg() on a runqueue's RqAvg. An entity also
+// sums its running time as v4.1's does (running_avg_sum).
 template <class Avg>
-bool update_runnable_avg(int64_t now, Avg& sa, bool runnable) {
+bool update_runnable_avg(int64_t now, Avg& sa, bool runnable, bool running = false) {
+  constexpr bool tracks_running = requires { sa.running_avg_sum; };
   int64_t delta = now - sa.last_runnable_update;
   if (delta < 0) {
     sa.last_runnable_update = now;
@@ -134,17 +139,24 @@ bool update_runnable_avg(int64_t now, Avg& sa, bool runnable) {
     decayed = true;
     delta_w = 1024 - delta_w;
     if (runnable) sa.runnable_avg_sum += delta_w;
+    if constexpr (tracks_running)
+      if (running) sa.running_avg_sum += delta_w;
     sa.avg_period += delta_w;
     d -= delta_w;
     const uint64_t periods = d / 1024;
     d %= 1024;
     sa.runnable_avg_sum = decay_load(sa.runnable_avg_sum, periods + 1);
+    if constexpr (tracks_running) sa.running_avg_sum = decay_load(sa.running_avg_sum, periods + 1);
     sa.avg_period = decay_load(sa.avg_period, periods + 1);
     const uint32_t contrib = compute_runnable_contrib(periods);
     if (runnable) sa.runnable_avg_sum += contrib;
+    if constexpr (tracks_running)
+      if (running) sa.running_avg_sum += contrib;
     sa.avg_period += contrib;
   }
   if (runnable) sa.runnable_avg_sum += d;
+  if constexpr (tracks_running)
+    if (running) sa.running_avg_sum += d;
   sa.avg_period += d;
   return decayed;
 }
@@ -245,6 +257,13 @@ void set_buddy(SchedEntity* se, SchedEntity* CfsRq::*mark) {
 
 enum class GroupType { Other = 0, Imbalanced, Overloaded };
 
+// 6.1's enum group_type in its order; misfit_task, asym_packing and
+// imbalanced (affinity) cannot arise in the model and are left out.
+enum class GroupTypeV61 { HasSpare, FullyBusy, Overloaded };
+// 6.1's enum migration_type (migrate_misfit left out): what
+// LOAD_BALANCE_V61's env->imbalance counts.
+enum class MigrationTypeV61 { Load, Util, Task };
+
 struct SgLbStats {
   int64_t avg_load = 0, group_load = 0, sum_weighted_load = 0, load_per_task = 0, group_capacity = 0;
   int64_t sum_nr_running = 0, group_capacity_factor = 0, idle_cpus = 0, group_weight = 0;
@@ -259,7 +278,13 @@ struct SdLbStats {
   SgLbStats busiest_stat, local_stat;
 };
 
-enum LbFlag : unsigned { LBF_ALL_PINNED = 1, LBF_NEED_BREAK = 2, LBF_DST_PINNED = 4, LBF_SOME_PINNED = 8 };
+enum LbFlag : unsigned {
+  LBF_ALL_PINNED = 1,
+  LBF_NEED_BREAK = 2,
+  LBF_DST_PINNED = 4,
+  LBF_SOME_PINNED = 8,
+  LBF_ACTIVE_LB = 16,  // 6.1: the stopper's pass, which ignores cache hotness
+};
 
 class Cfs final : public SchedClass {
  public:
@@ -452,17 +477,8 @@ class Cfs final : public SchedClass {
   }
 
  private:
-  // 4.0's rq->avg (struct sched_avg): the decayed time the runqueue had a
-  // task, update_rq_runnable_avg(). FIND_IDLEST_V61 reads it as the CPU's
-  // utilisation.
-  struct RqAvg {
-    uint64_t runnable_avg_sum = 0;
-    uint64_t avg_period = 0;
-    int64_t last_runnable_update = 0;
-  };
   struct Rq {
     CfsRq cfs;
-    RqAvg avg;
     std::list<Task*> cfs_tasks;  // most recently enqueued first
     // leaf_cfs_rq_list: the queues with something to decay, children first.
     std::list<CfsRq*> leaf_cfs_rqs;
@@ -492,6 +508,9 @@ class Cfs final : public SchedClass {
     unsigned loop = 0, loop_break = sched_nr_migrate_break, loop_max = 0;
     std::vector<Task*> tasks;
     int64_t cpus_scanned_local = 0, cpus_scanned_remote = 0;
+    MigrationTypeV61 migration_type = MigrationTypeV61::Load;  // LOAD_BALANCE_V61
+    std::vector<int64_t> util_v61;  // LOAD_BALANCE_V61: cpu_util_cfs() by CPU, read once a pass
+    bool task_hot = false;          // LOAD_BALANCE_V61: p->sched_task_hot of the task just checked
   };
 
   Rq& rq(int cpu) { return rqs_[static_cast<size_t>(cpu)]; }
@@ -546,6 +565,7 @@ class Cfs final : public SchedClass {
   void put_prev_task_fair(Task* prev);
   Task* pick_next_task_grouped(int cpu, bool may_balance);
   void flush_prev(int cpu);
+  Task* most_recently_used(int cpu, Task* p);
   void clear_buddies(CfsRq& cfs, SchedEntity* se);
   // nr_running: the waking check's queue depth, for WAKEUP_GRAN_BY_NR_RUNNING
   // (0 on the pick's calls, which the patch leaves unscaled).
@@ -591,12 +611,14 @@ class Cfs final : public SchedClass {
   int shallowest_idle_or_least_loaded(const SchedGroup& group, Task* p, int this_cpu, bool v61);
   int find_idlest_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu);
   // FIND_IDLEST_V61: 6.1's find_idlest_group() and find_idlest_group_cpu().
-  struct WakeupGroupStats;
-  void update_sg_wakeup_stats(const SchedDomain& sd, const SchedGroup& group, Task* p, WakeupGroupStats& sgs);
+  struct GroupStatsV61;
+  static GroupTypeV61 group_classify_v61(int64_t imbalance_pct, const GroupStatsV61& sgs);
+  void update_sg_wakeup_stats(const SchedDomain& sd, const SchedGroup& group, Task* p,
+                              const std::vector<int64_t>& util_without_p, GroupStatsV61& sgs);
   int find_idlest_group_v61(const SchedDomain& sd, Task* p, int this_cpu);
   int find_idlest_group_cpu_v61(const SchedGroup& group, Task* p, int this_cpu);
   int64_t cpu_load_v61(int cpu) const;
-  int64_t cpu_util_v61(int cpu) const;
+  std::vector<int64_t> cpu_utils_v61(const Task* without = nullptr) const;
   int64_t own_load_v61(const Task* p) const;
   int imb_numa_nr(int cpu, const SchedDomain& sd) const;
   int wake_idle_slow_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu);
@@ -625,6 +647,7 @@ class Cfs final : public SchedClass {
   bool can_migrate_task(Task* p, LbEnv& env);
   bool task_hot(Task* p, const LbEnv& env);
   int detach_tasks(LbEnv& env);
+  int more_balance(LbEnv& env, int busiest);
   void attach_tasks(LbEnv& env);
   void move_task(Task* p, int src, int dst);
   int idle_balance(int this_cpu);
@@ -633,6 +656,27 @@ class Cfs final : public SchedClass {
   void active_load_balance(int busiest_cpu, int target_cpu);
   int64_t balance_cost(const LbEnv& env, int moved) const;
   bool nohz_kick_needed(int cpu);
+  // LOAD_BALANCE_V61 and NEWIDLE_V61: 6.1's load_balance() and newidle balancing.
+  struct SdLbStatsV61;
+  static int imbalance_pct_v61(const SchedDomain& sd);
+  void update_sg_lb_stats_v61(LbEnv& env, const SchedGroup& group, GroupStatsV61& sgs, bool* overload);
+  void update_sd_lb_stats_v61(LbEnv& env, SdLbStatsV61& sds);
+  void calculate_imbalance_v61(LbEnv& env, SdLbStatsV61& sds);
+  int find_busiest_group_v61(LbEnv& env);
+  int find_busiest_queue_v61(LbEnv& env, const SchedGroup& group);
+  int detach_tasks_v61(LbEnv& env);
+  bool need_active_balance_v61(const LbEnv& env) const;
+  bool should_we_balance_v61(LbEnv& env);
+  int load_balance_v61(int this_cpu, int level, CpuIdleType idle, bool* continue_balancing);
+  int newidle_balance_v61(int this_cpu);
+  bool update_newidle_cost_v61(SchedDomain& sd, int64_t cost, unsigned success);
+  static void update_newidle_stats_v61(SchedDomain& sd, unsigned success);
+  static bool busier_v61(const GroupStatsV61& sgs, const GroupStatsV61& busiest);
+  int64_t task_util_v61(const Task* p) const;
+  // The 6.1 what-ifs that read a task's running average (util_avg), which
+  // then is kept as 6.1 keeps it: updated before the task runs, seeded at
+  // fork.
+  bool pelt_v61() const { return feats_.LOAD_BALANCE_V61 || feats_.FIND_IDLEST_V61; }
 
   SchedCore& core_;
   std::vector<Rq> rqs_;
@@ -708,8 +752,10 @@ class Cfs final : public SchedClass {
   X(LAST_BUDDY) \
   X(LB_BIAS) \
   X(LB_MIN) \
+  X(LOAD_BALANCE_V61) \
   X(MIGRATED_WAKEE_FULL_CREDIT) \
   X(NEWIDLE_COST) \
+  X(NEWIDLE_V61) \
   X(NEXT_BUDDY) \
   X(NOHZ_ILB_OTHERS_FIRST) \
   X(SD_WAKE_IDLE) \
@@ -1154,7 +1200,9 @@ void Cfs::update_entity_load_avg(SchedEntity* se, bool update_cfs_rq) {
   // as v4.15's update_cfs_group() does at each enqueue, dequeue and tick,
   // not only when a 1024 us period has ended.
   const bool refresh_group = se->my_q && feats_.GROUP_ENTITY_REFRESH;
-  if (!update_runnable_avg(clock_task(se->cfs_rq->cpu), *se, se->on_rq) && !refresh_group) return;
+  if (!update_runnable_avg(clock_task(se->cfs_rq->cpu), *se, se->on_rq, se->cfs_rq->curr == se) &&
+      !refresh_group)
+    return;
   const int64_t delta = update_entity_load_avg_contrib(se);
   if (!update_cfs_rq) return;
   CfsRq& cfs = *se->cfs_rq;
@@ -1569,6 +1617,9 @@ SchedEntity* Cfs::pick_next_entity(CfsRq& cfs, SchedEntity* curr) {
 
 void Cfs::set_next_entity(CfsRq& cfs, SchedEntity* se) {
   tree_erase(cfs, se);
+  // 6.1's set_next_entity() updates the load average before the entity
+  // becomes curr, so its wait is not counted as running time.
+  if (pelt_v61() && se->on_rq) update_entity_load_avg(se, true);
   // v6.6: "HACK, stash a copy of deadline at the point of pick in vlag,
   // which isn't used until dequeue" (RUN_TO_PARITY reads it).
   if (feats_.EEVDF_V66 && se->on_rq) se->vlag = static_cast<int64_t>(se->deadline);
@@ -1648,6 +1699,20 @@ void Cfs::init_task_runnable_average(Task* p) {
   const uint64_t slice = sched_slice(*p->se.cfs_rq, &p->se, init_load_latency_) >> 10;
   p->se.runnable_avg_sum = p->se.avg_period = slice;
   update_contrib(p->se);
+  if (pelt_v61()) {
+    // 6.1's post_init_entity_util_avg() on the new CPU: the queue's
+    // utilisation per unit of load times the task's weight, at most half
+    // the capacity the queue has left. The weight is scale_load()ed (x1024
+    // on 64-bit) where the queue's load is not, so the cap nearly always
+    // decides.
+    const int64_t queue_util = cpu_utils_v61(p)[static_cast<size_t>(p->cpu)];
+    const int64_t cap = (SCHED_CAPACITY_SCALE - queue_util) / 2;
+    int64_t util = 0;
+    if (cap > 0)
+      util = queue_util ? std::min(cap, queue_util * (p->se.load_weight << 10) / (cpu_load_v61(p->cpu) + 1))
+                        : cap;
+    p->se.running_avg_sum = static_cast<uint64_t>(util) * (p->se.avg_period + 1) >> 10;
+  }
 }
 
 void Cfs::migrate_task_rq(Task* p, int /*new_cpu*/) {
@@ -1677,9 +1742,6 @@ void Cfs::enqueue_task(int cpu, Task* p, int flags) {
   } else if (flags & ENQUEUE_WAKEUP) {
     eflags |= ENQUEUE_WAKING;  // task_waking_fair() made vruntime relative
   }
-  // enqueue_task_fair(): update_rq_runnable_avg(rq, rq->nr_running) before
-  // add_nr_running().
-  update_runnable_avg(core_.rq_clock_task(cpu), rq(cpu).avg, rq(cpu).cfs.h_nr_running > 0);
   enqueue_task_fair(cpu, p, eflags);
   if (flags & ENQUEUE_WAKEUP) {
     // ttwu_do_wakeup(): sample the idle period for avg_idle.
@@ -1707,8 +1769,6 @@ void Cfs::dequeue_task(int cpu, Task* p, int flags) {
   // migration) is put at all levels first.
   if (rq(cpu).prev == p && !(flags & DEQUEUE_SLEEP)) flush_prev(cpu);
   dequeue_task_fair(cpu, p, flags);
-  // dequeue_task_fair(): sub_nr_running(), then update_rq_runnable_avg(rq, 1).
-  update_runnable_avg(core_.rq_clock_task(cpu), rq(cpu).avg, true);
 }
 
 void Cfs::yield_task(int cpu) {
@@ -1820,15 +1880,25 @@ WakeupChecksByWchan Cfs::wakeup_checks_by_wchan() const {
   return out;
 }
 
+// LOAD_BALANCE_V61: 6.1's pick_next_task_fair() moves the task it picks to
+// the head of cfs_tasks, "so our cfs_tasks list becomes MRU one".
+Task* Cfs::most_recently_used(int cpu, Task* p) {
+  if (p && feats_.LOAD_BALANCE_V61) {
+    auto& tasks = rq(cpu).cfs_tasks;
+    tasks.splice(tasks.begin(), tasks, p->se.group_node);
+  }
+  return p;
+}
+
 Task* Cfs::pick_next_task(int cpu, Task* prev, bool may_balance) {
-  if (group_sched_) return pick_next_task_grouped(cpu, may_balance);
+  if (group_sched_) return most_recently_used(cpu, pick_next_task_grouped(cpu, may_balance));
   CfsRq& cfs = rq(cpu).cfs;
   (void)prev;
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (cfs.nr_running > 0) {
       SchedEntity* se = pick_next_entity(cfs, nullptr);
       set_next_entity(cfs, se);
-      return se->task;
+      return most_recently_used(cpu, se->task);
     }
     if (!may_balance || attempt > 0) break;
     // pick_next_task_fair() "idle:" -> idle_balance() (v4.0 calls it here).
@@ -1940,7 +2010,6 @@ void Cfs::task_tick(int cpu, Task* curr) {
   // scheduler_tick(): task_tick_fair -> entity_tick at each level, then
   // update_cpu_load_active.
   for (SchedEntity* se = &curr->se; se; se = se->parent) entity_tick(*se->cfs_rq, se);
-  update_runnable_avg(core_.rq_clock_task(cpu), rq(cpu).avg, true);  // update_rq_runnable_avg(rq, 1)
   update_cpu_load(cpu, weighted_cpuload(cpu), 1);
 }
 
@@ -2195,8 +2264,12 @@ int Cfs::shallowest_idle_or_least_loaded(const SchedGroup& group, Task* p, int t
 //   runnable time, as 6.1's load_avg does);
 // - runnable_avg is the same sum: for nice-0 tasks 6.1's runnable_avg and
 //   load_avg are one figure;
-// - util_avg is 4.0's rq->avg, the decayed time the queue had a task, and
-//   the wakee's own share is not taken out of it;
+// - util_avg is the sum of the running averages (v4.1's running_avg_sum)
+//   of the tasks queued on or last asleep on the CPU (cpu_utils_v61()), the
+//   wakee's own taken out as cpu_util_without() takes it; with a 6.1
+//   what-if on, a task's running average is updated before it runs and
+//   seeded at fork, as 6.1's util_avg is (pelt_v61()); stop 66 read 4.0's
+//   rq->avg, the time the queue had a task;
 // - the wakee's own load, which cpu_load_without() takes off its previous
 //   CPU after sync_entity_load_avg(), is its task entity's contribution
 //   decayed as its queue's blocked load has been (exact without group
@@ -2212,22 +2285,53 @@ int Cfs::shallowest_idle_or_least_loaded(const SchedGroup& group, Task* p, int t
 // SD_ASYM_CPUCAPACITY, core scheduling and NUMA balancing do not exist in
 // the model, so the misfit, cookie and preferred-node clauses are left out.
 
-enum class WakeupGroupType { HasSpare, FullyBusy, Overloaded };  // 6.1's order, unused types left out
-
-struct Cfs::WakeupGroupStats {
+// struct sg_lb_stats of 6.1, which update_sg_wakeup_stats() and
+// update_sg_lb_stats() (LOAD_BALANCE_V61) fill.
+struct Cfs::GroupStatsV61 {
   int64_t group_load = 0, group_util = 0, group_runnable = 0, group_capacity = 0, avg_load = 0;
-  int sum_nr_running = 0, idle_cpus = 0, group_weight = 0;
-  WakeupGroupType group_type = WakeupGroupType::Overloaded;
+  int sum_nr_running = 0, sum_h_nr_running = 0, idle_cpus = 0, group_weight = 0;
+  GroupTypeV61 group_type = GroupTypeV61::Overloaded;
 };
+
+// group_classify() of 6.1: group_is_overloaded(), then !group_has_capacity().
+GroupTypeV61 Cfs::group_classify_v61(int64_t imbalance_pct, const GroupStatsV61& sgs) {
+  const int64_t pct = imbalance_pct;
+  const bool overloaded = sgs.sum_nr_running > sgs.group_weight &&
+                          (sgs.group_capacity * 100 < sgs.group_util * pct ||
+                           sgs.group_capacity * pct < sgs.group_runnable * 100);
+  if (overloaded) return GroupTypeV61::Overloaded;
+  bool has_capacity = sgs.sum_nr_running < sgs.group_weight;
+  if (!has_capacity && sgs.group_capacity * pct >= sgs.group_runnable * 100)
+    has_capacity = sgs.group_capacity * 100 > sgs.group_util * pct;
+  return has_capacity ? GroupTypeV61::HasSpare : GroupTypeV61::FullyBusy;
+}
 
 int64_t Cfs::cpu_load_v61(int cpu) const {
   return rq(cpu).cfs.runnable_load_avg + rq(cpu).cfs.blocked_load_avg;
 }
 
-int64_t Cfs::cpu_util_v61(int cpu) const {
-  RqAvg avg = rq(cpu).avg;
-  update_runnable_avg(core_.rq_clock_task(cpu), avg, rq(cpu).cfs.h_nr_running > 0);
-  return static_cast<int64_t>((avg.runnable_avg_sum << 10) / (avg.avg_period + 1));
+// 6.1's cfs_rq->avg.util_avg is the sum of its attached entities' running
+// averages: the queued tasks' and, decaying, those of the tasks that last
+// slept there (PELT keeps a sleeper's share on the queue it left until it
+// wakes elsewhere). Read here as that sum over the live tasks by their CPU,
+// each task's average aged to the reading as its own update would age it;
+// cpu_util_cfs() caps it at the capacity. `without` is cpu_util_without()'s
+// task, whose share leaves its CPU. One pass over the tasks for every CPU.
+std::vector<int64_t> Cfs::cpu_utils_v61(const Task* without) const {
+  std::vector<int64_t> util(static_cast<size_t>(core_.nr_cpus()), 0);
+  struct {
+    uint64_t runnable_avg_sum, running_avg_sum, avg_period;
+    int64_t last_runnable_update;
+  } avg{};
+  for (const Task* t : core_.all_tasks()) {
+    if (t == without || t->state == TaskState::Dead || !t->se.cfs_rq) continue;
+    const SchedEntity& se = t->se;
+    avg = {se.runnable_avg_sum, se.running_avg_sum, se.avg_period, se.last_runnable_update};
+    update_runnable_avg(clock_task(t->cpu), avg, se.on_rq, se.cfs_rq->curr == &se);
+    util[static_cast<size_t>(t->cpu)] += static_cast<int64_t>((avg.running_avg_sum << 10) / (avg.avg_period + 1));
+  }
+  for (int64_t& u : util) u = std::min<int64_t>(u, SCHED_CAPACITY_SCALE);
+  return util;
 }
 
 // The wakee's share of its CPU's load: a queued task's contribution (exec),
@@ -2242,8 +2346,8 @@ int64_t Cfs::own_load_v61(const Task* p) const {
 }
 
 void Cfs::update_sg_wakeup_stats(const SchedDomain& sd, const SchedGroup& group, Task* p,
-                                 WakeupGroupStats& sgs) {
-  sgs = WakeupGroupStats{};
+                                 const std::vector<int64_t>& util_without_p, GroupStatsV61& sgs) {
+  sgs = GroupStatsV61{};
   (group.cpus & p->cpus_allowed).for_each([&](int i) {
     read_rq(i);
     int64_t load = cpu_load_v61(i);
@@ -2251,7 +2355,7 @@ void Cfs::update_sg_wakeup_stats(const SchedDomain& sd, const SchedGroup& group,
     if (i == p->cpu) load = std::max<int64_t>(0, load - own_load_v61(p));
     sgs.group_load += load;
     sgs.group_runnable += load;
-    sgs.group_util += cpu_util_v61(i);
+    sgs.group_util += util_without_p[static_cast<size_t>(i)];  // cpu_util_without()
     // task_running_on_cpu(): a queued p (exec) does not count itself.
     const bool local = i == p->cpu && p->se.on_rq;
     const int nr_running = this->nr_running(i) - (local ? 1 : 0);
@@ -2261,18 +2365,8 @@ void Cfs::update_sg_wakeup_stats(const SchedDomain& sd, const SchedGroup& group,
   });
   sgs.group_weight = group.cpus.weight();
   sgs.group_capacity = SCHED_CAPACITY_SCALE * sgs.group_weight;
-  // group_classify(): group_is_overloaded(), then !group_has_capacity().
-  const int64_t pct = sd.imbalance_pct;
-  const bool overloaded = sgs.sum_nr_running > sgs.group_weight &&
-                          (sgs.group_capacity * 100 < sgs.group_util * pct ||
-                           sgs.group_capacity * pct < sgs.group_runnable * 100);
-  bool has_capacity = sgs.sum_nr_running < sgs.group_weight;
-  if (!has_capacity && sgs.group_capacity * pct >= sgs.group_runnable * 100)
-    has_capacity = sgs.group_capacity * 100 > sgs.group_util * pct;
-  sgs.group_type = overloaded       ? WakeupGroupType::Overloaded
-                   : !has_capacity ? WakeupGroupType::FullyBusy
-                                   : WakeupGroupType::HasSpare;
-  if (sgs.group_type != WakeupGroupType::HasSpare)
+  sgs.group_type = group_classify_v61(sd.imbalance_pct, sgs);
+  if (sgs.group_type != GroupTypeV61::HasSpare)
     sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
 }
 
@@ -2297,22 +2391,23 @@ int Cfs::imb_numa_nr(int cpu, const SchedDomain& sd) const {
 }
 
 int Cfs::find_idlest_group_v61(const SchedDomain& sd, Task* p, int this_cpu) {
-  WakeupGroupStats local_sgs, idlest_sgs, sgs;
+  const std::vector<int64_t> util_without_p = cpu_utils_v61(p);
+  GroupStatsV61 local_sgs, idlest_sgs, sgs;
   idlest_sgs.avg_load = INT64_MAX;
   int idlest = -1, local = -1;
   for (size_t g = 0; g < sd.groups.size(); ++g) {
     const SchedGroup& group = sd.groups[g];
     if (!group.cpus.intersects(p->cpus_allowed)) continue;
     if (group.cpus.test(this_cpu)) {
-      update_sg_wakeup_stats(sd, group, p, local_sgs);
+      update_sg_wakeup_stats(sd, group, p, util_without_p, local_sgs);
       local = static_cast<int>(g);
       continue;
     }
-    update_sg_wakeup_stats(sd, group, p, sgs);
+    update_sg_wakeup_stats(sd, group, p, util_without_p, sgs);
     // update_pick_idlest()
     bool pick = sgs.group_type < idlest_sgs.group_type;
     if (sgs.group_type == idlest_sgs.group_type) {
-      if (sgs.group_type == WakeupGroupType::HasSpare)
+      if (sgs.group_type == GroupTypeV61::HasSpare)
         pick = sgs.idle_cpus > idlest_sgs.idle_cpus ||
                (sgs.idle_cpus == idlest_sgs.idle_cpus && sgs.group_util < idlest_sgs.group_util);
       else
@@ -2327,7 +2422,7 @@ int Cfs::find_idlest_group_v61(const SchedDomain& sd, Task* p, int this_cpu) {
   if (local < 0) return idlest;
   if (local_sgs.group_type < idlest_sgs.group_type) return -1;
   if (local_sgs.group_type > idlest_sgs.group_type) return idlest;
-  if (local_sgs.group_type != WakeupGroupType::HasSpare) {
+  if (local_sgs.group_type != GroupTypeV61::HasSpare) {
     const int64_t imbalance = NICE_0_LOAD * (sd.imbalance_pct - 100) / 100;
     if ((sd.flags & SD_NUMA) && idlest_sgs.avg_load + imbalance >= local_sgs.avg_load) return -1;
     if (idlest_sgs.avg_load >= local_sgs.avg_load + imbalance) return -1;
@@ -2837,6 +2932,8 @@ int64_t Cfs::balance_cost(const LbEnv& env, int moved) const {
 
 bool Cfs::task_hot(Task* p, const LbEnv& env) {
   const CfsRq& src = *p->se.cfs_rq;
+  // 6.1: "SMT siblings share cache"
+  if (feats_.LOAD_BALANCE_V61 && (env.sd->flags & SD_SHARE_CPUCAPACITY)) return false;
   if (feats_.CACHE_HOT_BUDDY && rq(env.dst_cpu).cfs.h_nr_running && (&p->se == src.next || &p->se == src.last))
     return true;
   if (migration_cost_ == 0) return false;
@@ -2847,7 +2944,7 @@ bool Cfs::can_migrate_task(Task* p, LbEnv& env) {
   if (!p->cpus_allowed.test(env.dst_cpu)) {
     ++failed_migrations_affine_;
     env.flags |= LBF_SOME_PINNED;
-    if (!env.dst_grpmask || (env.flags & LBF_DST_PINNED)) return false;
+    if (!env.dst_grpmask || (env.flags & (LBF_DST_PINNED | LBF_ACTIVE_LB))) return false;
     const hw::CpuMask cand = *env.dst_grpmask & env.cpus & p->cpus_allowed;
     if (!cand.empty()) {
       env.flags |= LBF_DST_PINNED;
@@ -2860,9 +2957,15 @@ bool Cfs::can_migrate_task(Task* p, LbEnv& env) {
     ++failed_migrations_running_;
     return false;
   }
+  if (env.flags & LBF_ACTIVE_LB) return true;  // 6.1's stopper: "Aggressive migration if: 1) active balance"
   const bool hot = task_hot(p, env);
   if (!hot || env.sd->nr_balance_failed > static_cast<unsigned>(env.sd->cache_nice_tries)) {
-    if (hot) ++lb_stats_[static_cast<size_t>(env.idle)].hot_gained;
+    // 6.1 counts a hot task's forced move in detach_task(), once it is
+    // taken (p->sched_task_hot).
+    if (hot && feats_.LOAD_BALANCE_V61)
+      env.task_hot = true;
+    else if (hot)
+      ++lb_stats_[static_cast<size_t>(env.idle)].hot_gained;
     return true;
   }
   ++failed_migrations_hot_;
@@ -3112,9 +3215,39 @@ bool Cfs::should_we_balance(LbEnv& env) {
   return balance_cpu == env.dst_cpu;
 }
 
+// load_balance()'s more_balance loop, 4.0's and 6.1's alike: detach and
+// attach from busiest in breathers of sched_nr_migrate_break, then retry
+// any other CPU of the local group the pinned tasks allow. Returns the
+// tasks moved.
+int Cfs::more_balance(LbEnv& env, int busiest) {
+  int moved = 0;
+  for (;;) {
+    core_.lock_rq(busiest, core_.this_cpu(), core_.machine().costs().rq_lock_hold, CostPath::RqLock);
+    const int cur = feats_.LOAD_BALANCE_V61 ? detach_tasks_v61(env) : detach_tasks(env);
+    if (cur) {
+      attach_tasks(env);
+      moved += cur;
+    }
+    if (env.flags & LBF_NEED_BREAK) {
+      env.flags &= ~LBF_NEED_BREAK;
+      continue;
+    }
+    if ((env.flags & LBF_DST_PINNED) && env.imbalance > 0) {
+      env.cpus.clear(env.dst_cpu);
+      env.dst_cpu = env.new_dst_cpu;
+      env.flags &= ~LBF_DST_PINNED;
+      env.loop = 0;
+      env.loop_break = sched_nr_migrate_break;
+      continue;
+    }
+    return moved;
+  }
+}
+
 // load_balance(): one pass at one domain level for this_cpu. Returns the
 // number of tasks moved; charges its cost to the CPU executing it.
 int Cfs::load_balance(int this_cpu, int level, CpuIdleType idle, bool* continue_balancing) {
+  if (feats_.LOAD_BALANCE_V61) return load_balance_v61(this_cpu, level, idle, continue_balancing);
   auto& chain = core_.domains().of(this_cpu);
   SchedDomain& sd = chain[static_cast<size_t>(level)];
   LbEnv env;
@@ -3153,27 +3286,7 @@ int Cfs::load_balance(int this_cpu, int level, CpuIdleType idle, bool* continue_
       env.loop_max = static_cast<unsigned>(
           std::min<int64_t>(core_.config().sysctl("sched_nr_migrate"), rq(busiest).cfs.h_nr_running));
       bool redo = false;
-      for (;;) {  // more_balance:
-        core_.lock_rq(busiest, core_.this_cpu(), core_.machine().costs().rq_lock_hold, CostPath::RqLock);
-        const int cur = detach_tasks(env);
-        if (cur) {
-          attach_tasks(env);
-          ld_moved += cur;
-        }
-        if (env.flags & LBF_NEED_BREAK) {
-          env.flags &= ~LBF_NEED_BREAK;
-          continue;
-        }
-        if ((env.flags & LBF_DST_PINNED) && env.imbalance > 0) {
-          env.cpus.clear(env.dst_cpu);
-          env.dst_cpu = env.new_dst_cpu;
-          env.flags &= ~LBF_DST_PINNED;
-          env.loop = 0;
-          env.loop_break = sched_nr_migrate_break;
-          continue;
-        }
-        break;
-      }
+      ld_moved = more_balance(env, busiest);
       if (env.flags & LBF_ALL_PINNED) {
         env.cpus.clear(busiest);
         if (!env.cpus.empty()) {
@@ -3263,24 +3376,40 @@ void Cfs::cpu_stop_work(int busiest_cpu) {
   env.src_cpu = busiest_cpu;
   env.idle = CpuIdleType::Idle;
   env.cpus = core_.machine().topo().all();
-  for (Task* p : b.cfs_tasks) {
-    if (!can_migrate_task(p, env)) continue;
+  auto push = [&](Task* p) {
     move_task(p, busiest_cpu, target_cpu);
     ++active_balances_;
     core_.charge(core_.this_cpu(), core_.machine().costs().lb_move_task, CostPath::Balance);
-    break;
+  };
+  if (feats_.LOAD_BALANCE_V61) {
+    // 6.1's detach_one_task(): from the tail, cache hotness ignored.
+    // "Active balancing done, reset the failure counter."
+    env.flags |= LBF_ACTIVE_LB;
+    for (auto it = b.cfs_tasks.rbegin(); it != b.cfs_tasks.rend(); ++it)
+      if (can_migrate_task(*it, env)) {
+        env.sd->nr_balance_failed = 0;
+        return push(*it);
+      }
+    return;
   }
+  for (Task* p : b.cfs_tasks)
+    if (can_migrate_task(p, env)) return push(p);
 }
 
 int64_t Cfs::get_sd_balance_interval(const SchedDomain& sd, bool cpu_busy) const {
   int64_t interval = sd.balance_interval_ms;
-  if (cpu_busy) interval *= sd.busy_factor;
+  // LOAD_BALANCE_V61: 6.1's sd_init() busy_factor, and "Reduce likelihood of
+  // busy balancing at higher domains racing with balancing at lower domains".
+  const bool v61 = feats_.LOAD_BALANCE_V61;
+  if (cpu_busy) interval *= v61 ? 16 : sd.busy_factor;
   // msecs_to_jiffies()
   interval = (interval * core_.config().hz() + 999) / 1000;
+  if (cpu_busy && v61) interval -= 1;
   return std::clamp<int64_t>(interval, 1, max_load_balance_interval_);
 }
 
 int Cfs::idle_balance(int this_cpu) {
+  if (feats_.NEWIDLE_V61) return newidle_balance_v61(this_cpu);
   Rq& r = rq(this_cpu);
   const int64_t jiffies = core_.jiffies();
   int64_t next_balance = jiffies + core_.config().hz();
@@ -3332,7 +3461,9 @@ void Cfs::rebalance_domains(int cpu, CpuIdleType idle) {
   auto& chain = core_.domains().of(cpu);
   for (size_t l = 0; l < chain.size(); ++l) {
     SchedDomain& sd = chain[l];
-    if (feats_.NEWIDLE_COST && jiffies > sd.next_decay_max_lb_cost) {
+    if (feats_.NEWIDLE_V61) {
+      need_decay = update_newidle_cost_v61(sd, 0, 0);  // 6.1: the last domain's answer
+    } else if (feats_.NEWIDLE_COST && jiffies > sd.next_decay_max_lb_cost) {
       sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
       sd.next_decay_max_lb_cost = jiffies + core_.config().hz();
       need_decay = true;
@@ -3486,6 +3617,498 @@ void Cfs::nohz_idle_balance(int this_cpu) {
   });
   nohz_next_balance_ = this_rq.next_balance;
   if (others_first) rebalance_domains(this_cpu, CpuIdleType::Idle);
+}
+
+// ------------------------------- LOAD_BALANCE_V61, NEWIDLE_V61 (what-ifs) ---
+//
+// 6.1's load balancer, which the real 6.1 of tools/guest runs (Vincent
+// Guittot's rework, "sched/fair: Rework load_balance()", v5.5, as 6.1 has
+// it). kernel/sched/fair.c of Debian's linux-source-6.1 (6.1.170):
+// update_sg_lb_stats(), group_classify(), update_sd_pick_busiest(),
+// update_sd_lb_stats(), calculate_imbalance(), find_busiest_group(),
+// find_busiest_queue(), detach_tasks(), need_active_balance(),
+// should_we_balance(), load_balance() and active_load_balance_cpu_stop();
+// and sched_balance_newidle() with its NI_RANDOM, update_newidle_stats()
+// and update_newidle_cost() (NEWIDLE_V61). Where 4.0 compares
+// cpu_load[idx] histories against imbalance_pct and moves runnable load,
+// 6.1 classes each group (spare capacity, fully busy, overloaded) and,
+// by the two groups' classes, moves tasks to even the idle CPUs or the
+// task counts, utilisation to fill spare capacity, or load to even the
+// averages; its load is the queue's whole average, sleepers included.
+//
+// Readings chosen, FIND_IDLEST_V61's (section above) for the signals: load_avg
+// and runnable_avg are 4.0's runnable + blocked load, util_avg the sum of
+// the running averages of the tasks queued on or last asleep on the CPU
+// (cpu_utils_v61()), a CPU's capacity SCHED_CAPACITY_SCALE. A task's
+// util_est is its running average. A fork starts at
+// post_init_entity_util_avg()'s utilisation, but as a 4.0-style ratio over
+// its first slice of history, so it fades faster than 6.1's PELT sum would.
+// The levels take 6.1's sd_init() imbalance_pct (110 for SMT, 117 above,
+// where FIND_IDLEST_V61 keeps 4.0's) and busy_factor (16), and every level
+// but NUMA prefers siblings, as 6.1's sd_init() sets SD_PREFER_SIBLING. The
+// pick moves a task to the head of cfs_tasks (6.1's MRU list), so the
+// balancer, which walks from the tail, tries the task that ran least
+// recently first. Debian's kernel is CONFIG_PREEMPTION, so a newidle pass
+// moves one task. Task counts are CFS tasks', the model's only class.
+// Left out: the misfit, asym-packing and affinity (group_imbalanced)
+// classes, NUMA balancing's fbq types, a pending wakeup (ttwu_pending) in
+// the newidle checks, nohz_newidle_balance(), and 6.1's nohz kick rules
+// (the 4.0 kick stays); the rest of 6.1 (its wake path, PELT) is not here.
+
+struct Cfs::SdLbStatsV61 {
+  int busiest = -1, local = -1;  // group indices
+  int64_t total_load = 0, total_capacity = 0, avg_load = 0;
+  GroupStatsV61 busiest_stat, local_stat;
+  bool prefer_sibling = false;
+  SdLbStatsV61() {
+    // init_sd_lb_stats()
+    busiest_stat.idle_cpus = INT_MAX;
+    busiest_stat.group_type = GroupTypeV61::HasSpare;
+  }
+};
+
+int Cfs::imbalance_pct_v61(const SchedDomain& sd) { return (sd.flags & SD_SHARE_CPUCAPACITY) ? 110 : 117; }
+
+int64_t Cfs::task_util_v61(const Task* p) const {
+  return static_cast<int64_t>((p->se.running_avg_sum << 10) / (p->se.avg_period + 1));
+}
+
+void Cfs::update_sg_lb_stats_v61(LbEnv& env, const SchedGroup& group, GroupStatsV61& sgs, bool* overload) {
+  sgs = GroupStatsV61{};
+  const int dst_node = core_.machine().topo().cpu(env.dst_cpu).socket;
+  (group.cpus & env.cpus).for_each([&](int i) {
+    if (core_.machine().topo().cpu(i).socket == dst_node)
+      env.cpus_scanned_local++;
+    else
+      env.cpus_scanned_remote++;
+    const int64_t load = cpu_load_v61(i);
+    sgs.group_load += load;
+    sgs.group_util += env.util_v61[static_cast<size_t>(i)];
+    sgs.group_runnable += load;
+    sgs.sum_h_nr_running += rq(i).cfs.h_nr_running;
+    const int nr = nr_running(i);
+    sgs.sum_nr_running += nr;
+    if (nr > 1) *overload = true;
+    if (!nr && core_.idle_cpu(i)) sgs.idle_cpus++;
+  });
+  sgs.group_weight = group.cpus.weight();
+  sgs.group_capacity = SCHED_CAPACITY_SCALE * sgs.group_weight;
+  sgs.group_type = group_classify_v61(imbalance_pct_v61(*env.sd), sgs);
+  // "Computing avg_load makes sense only when group is overloaded"
+  if (sgs.group_type == GroupTypeV61::Overloaded)
+    sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
+}
+
+void Cfs::update_sd_lb_stats_v61(LbEnv& env, SdLbStatsV61& sds) {
+  bool overload = false;
+  for (size_t g = 0; g < env.sd->groups.size(); ++g) {
+    const SchedGroup& sg = env.sd->groups[g];
+    const bool local = sg.cpus.test(env.dst_cpu);
+    GroupStatsV61 tmp;
+    GroupStatsV61& sgs = local ? sds.local_stat : tmp;
+    if (local) sds.local = static_cast<int>(g);
+    update_sg_lb_stats_v61(env, sg, sgs, &overload);
+    if (!local && sgs.sum_h_nr_running && busier_v61(sgs, sds.busiest_stat)) {
+      sds.busiest = static_cast<int>(g);
+      sds.busiest_stat = sgs;
+    }
+    sds.total_load += sgs.group_load;
+    sds.total_capacity += sgs.group_capacity;
+  }
+  auto& chain = core_.domains().of(env.dst_cpu);
+  const SchedDomain* child = env.sd_level > 0 ? &chain[static_cast<size_t>(env.sd_level - 1)] : nullptr;
+  sds.prefer_sibling = child && !(child->flags & SD_NUMA);
+  if (env.sd_level == static_cast<int>(chain.size()) - 1) rd_overload_ = overload;
+}
+
+void Cfs::calculate_imbalance_v61(LbEnv& env, SdLbStatsV61& sds) {
+  GroupStatsV61& local = sds.local_stat;
+  const GroupStatsV61& busiest = sds.busiest_stat;
+  // "Try to use spare capacity of local group without overloading it or
+  // emptying busiest."
+  if (local.group_type == GroupTypeV61::HasSpare) {
+    if (busiest.group_type > GroupTypeV61::FullyBusy && !(env.sd->flags & SD_SHARE_PKG_RESOURCES)) {
+      env.migration_type = MigrationTypeV61::Util;
+      env.imbalance = std::max(local.group_capacity, local.group_util) - local.group_util;
+      if (env.idle != CpuIdleType::NotIdle && env.imbalance == 0) {
+        env.migration_type = MigrationTypeV61::Task;
+        env.imbalance = 1;
+      }
+      return;
+    }
+    env.migration_type = MigrationTypeV61::Task;
+    if (busiest.group_weight == 1 || sds.prefer_sibling)
+      env.imbalance = std::max(0, busiest.sum_nr_running - local.sum_nr_running);  // lsub_positive()
+    else
+      env.imbalance = std::max(0, local.idle_cpus - busiest.idle_cpus);
+    // adjust_numa_imbalance(): a small imbalance may stay while the
+    // destination runs few tasks.
+    constexpr int64_t NUMA_IMBALANCE_MIN = 2;
+    if ((env.sd->flags & SD_NUMA) && local.sum_nr_running + 1 <= imb_numa_nr(env.dst_cpu, *env.sd) &&
+        env.imbalance <= NUMA_IMBALANCE_MIN)
+      env.imbalance = 0;
+    env.imbalance >>= 1;
+    return;
+  }
+  // "Local is fully busy but has to take more load to relieve the busiest group"
+  if (local.group_type < GroupTypeV61::Overloaded) {
+    local.avg_load = local.group_load * SCHED_CAPACITY_SCALE / local.group_capacity;
+    if (local.avg_load >= busiest.avg_load) {
+      env.imbalance = 0;
+      return;
+    }
+    sds.avg_load = sds.total_load * SCHED_CAPACITY_SCALE / sds.total_capacity;
+    if (local.avg_load >= sds.avg_load) {
+      env.imbalance = 0;
+      return;
+    }
+  }
+  env.migration_type = MigrationTypeV61::Load;
+  // 6.1's averages are unsigned: a negative difference wraps to a huge one
+  // and min() takes the other.
+  auto above = [](int64_t a, int64_t b, int64_t capacity) {
+    return a >= b ? (a - b) * capacity : INT64_MAX;
+  };
+  env.imbalance = std::min(above(busiest.avg_load, sds.avg_load, busiest.group_capacity),
+                           above(sds.avg_load, local.avg_load, local.group_capacity)) /
+                  SCHED_CAPACITY_SCALE;
+}
+
+int Cfs::find_busiest_group_v61(LbEnv& env) {
+  SdLbStatsV61 sds;
+  env.util_v61 = cpu_utils_v61();
+  update_sd_lb_stats_v61(env, sds);
+  env.imbalance = 0;
+  if (sds.busiest < 0) return -1;
+  const GroupStatsV61& busiest = sds.busiest_stat;
+  const GroupStatsV61& local = sds.local_stat;
+  if (local.group_type > busiest.group_type) return -1;
+  // "When groups are overloaded, use the avg_load to ensure fairness between tasks."
+  if (local.group_type == GroupTypeV61::Overloaded) {
+    if (local.avg_load >= busiest.avg_load) return -1;
+    sds.avg_load = sds.total_load * SCHED_CAPACITY_SCALE / sds.total_capacity;
+    if (local.avg_load >= sds.avg_load) return -1;
+    if (100 * busiest.avg_load <= imbalance_pct_v61(*env.sd) * local.avg_load) return -1;
+  }
+  const bool force = sds.prefer_sibling && local.group_type == GroupTypeV61::HasSpare &&
+                     busiest.sum_nr_running > local.sum_nr_running + 1;
+  if (!force && busiest.group_type != GroupTypeV61::Overloaded) {
+    // Neither group is overloaded: only an idle CPU evens the idle CPUs.
+    if (env.idle == CpuIdleType::NotIdle) return -1;
+    if (busiest.group_weight > 1 && local.idle_cpus <= busiest.idle_cpus + 1) return -1;
+    if (busiest.sum_h_nr_running == 1) return -1;
+  }
+  calculate_imbalance_v61(env, sds);
+  return env.imbalance ? sds.busiest : -1;
+}
+
+int Cfs::find_busiest_queue_v61(LbEnv& env, const SchedGroup& group) {
+  int busiest = -1;
+  int64_t busiest_util = 0, busiest_load = 0;
+  int busiest_nr = 0;
+  // Every CPU has one capacity, so 6.1's load/capacity cross-products
+  // compare loads.
+  (group.cpus & env.cpus).for_each([&](int i) {
+    const int nr = rq(i).cfs.h_nr_running;
+    if (!nr) return;
+    switch (env.migration_type) {
+      case MigrationTypeV61::Load: {
+        const int64_t load = cpu_load_v61(i);
+        // check_cpu_capacity() is false: no RT or IRQ pressure in the model.
+        if (nr == 1 && load > env.imbalance) return;
+        if (load > busiest_load) {
+          busiest_load = load;
+          busiest = i;
+        }
+        break;
+      }
+      case MigrationTypeV61::Util: {
+        const int64_t util = env.util_v61[static_cast<size_t>(i)];
+        if (nr <= 1) return;
+        if (busiest_util < util) {
+          busiest_util = util;
+          busiest = i;
+        }
+        break;
+      }
+      case MigrationTypeV61::Task:
+        if (busiest_nr < nr) {
+          busiest_nr = nr;
+          busiest = i;
+        }
+        break;
+    }
+  });
+  return busiest;
+}
+
+// detach_tasks() of 6.1: from the tail of cfs_tasks (the task that ran
+// least recently), each task counted in the migration type's unit; a task
+// too big for what is left is skipped less strictly after each failed pass
+// (shr_bound()) and goes to the head.
+int Cfs::detach_tasks_v61(LbEnv& env) {
+  std::list<Task*>& tasks = rq(env.src_cpu).cfs_tasks;
+  if (nr_running(env.src_cpu) <= 1) {
+    env.flags &= ~LBF_ALL_PINNED;
+    return 0;
+  }
+  if (env.imbalance <= 0) return 0;
+  const unsigned shift = std::min(env.sd->nr_balance_failed, 63u);
+  int detached = 0;
+  while (!tasks.empty()) {
+    // "We don't want to steal all, otherwise we may be treated likewise"
+    if (env.idle != CpuIdleType::NotIdle && nr_running(env.src_cpu) <= 1) break;
+    env.loop++;
+    if (env.loop > env.loop_max) break;
+    if (env.loop > env.loop_break) {
+      env.loop_break += sched_nr_migrate_break;
+      env.flags |= LBF_NEED_BREAK;
+      break;
+    }
+    Task* p = tasks.back();
+    env.task_hot = false;
+    bool take = can_migrate_task(p, env);
+    if (take) {
+      switch (env.migration_type) {
+        case MigrationTypeV61::Load: {
+          const int64_t load = std::max<int64_t>(task_h_load(p), 1);
+          if (feats_.LB_MIN && load < 16 && !env.sd->nr_balance_failed)
+            take = false;
+          else if ((load >> shift) > env.imbalance) {
+            ++skipped_too_heavy_;
+            take = false;
+          } else {
+            env.imbalance -= load;
+          }
+          break;
+        }
+        case MigrationTypeV61::Util: {
+          const int64_t util = task_util_v61(p);
+          if ((util >> shift) > env.imbalance) {
+            ++skipped_too_heavy_;
+            take = false;
+          } else {
+            env.imbalance -= util;
+          }
+          break;
+        }
+        case MigrationTypeV61::Task:
+          env.imbalance--;
+          break;
+      }
+    }
+    if (!take) {
+      tasks.splice(tasks.begin(), tasks, std::prev(tasks.end()));
+      continue;
+    }
+    if (env.task_hot) ++lb_stats_[static_cast<size_t>(env.idle)].hot_gained;
+    core_.sched_info_dequeued(env.src_cpu, p);
+    dequeue_task_fair(env.src_cpu, p, 0);
+    env.tasks.push_back(p);
+    detached++;
+    // CONFIG_PREEMPTION: "NEWIDLE balancing is a source of latency"
+    if (env.idle == CpuIdleType::NewlyIdle) break;
+    if (env.imbalance <= 0) break;
+  }
+  // attach_tasks() takes env->tasks from its head, where each was added.
+  std::reverse(env.tasks.begin(), env.tasks.end());
+  return detached;
+}
+
+bool Cfs::need_active_balance_v61(const LbEnv& env) const {
+  // imbalanced_active_balance(); the asym-packing, reduced-capacity and
+  // misfit cases cannot arise in the model.
+  return env.migration_type == MigrationTypeV61::Task &&
+         env.sd->nr_balance_failed > static_cast<unsigned>(env.sd->cache_nice_tries + 2);
+}
+
+bool Cfs::should_we_balance_v61(LbEnv& env) {
+  // "we bail out if we already have tasks or a wakeup pending"
+  if (env.idle == CpuIdleType::NewlyIdle) return nr_running(env.dst_cpu) == 0;
+  return should_we_balance(env);
+}
+
+int Cfs::load_balance_v61(int this_cpu, int level, CpuIdleType idle, bool* continue_balancing) {
+  auto& chain = core_.domains().of(this_cpu);
+  SchedDomain& sd = chain[static_cast<size_t>(level)];
+  const hw::CpuMask& balance_mask = sd.groups.front().cpus;  // group_balance_mask(sd->groups)
+  LbEnv env;
+  env.sd = &sd;
+  env.sd_level = level;
+  env.dst_cpu = this_cpu;
+  // can_migrate_task() finds no other destination for a newidle pass.
+  env.dst_grpmask = idle == CpuIdleType::NewlyIdle ? nullptr : &balance_mask;
+  env.idle = idle;
+  env.cpus = sd.span;
+  int ld_moved = 0;
+  bool active_balance = false;
+  auto finish = [&](int moved) {
+    const int64_t cost = balance_cost(env, moved);
+    core_.charge(core_.this_cpu(), cost, CostPath::Balance);
+    core_.note_balance(this_cpu, level, idle, moved > 0, moved, cost);
+    last_balance_cost_ = cost;
+    return moved;
+  };
+  // out_balanced / out_all_pinned / out_one_pinned
+  auto out = [&](bool one_pinned) {
+    if (!one_pinned) sd.nr_balance_failed = 0;
+    // "sched_balance_newidle() disregards balance intervals"
+    if (idle != CpuIdleType::NewlyIdle &&
+        (((env.flags & LBF_ALL_PINNED) && sd.balance_interval_ms < MAX_PINNED_INTERVAL) ||
+         sd.balance_interval_ms < sd.max_interval_ms))
+      sd.balance_interval_ms *= 2;
+    return finish(0);
+  };
+  for (;;) {  // redo:
+    if (!should_we_balance_v61(env)) {
+      *continue_balancing = false;
+      return out(false);
+    }
+    const int group = find_busiest_group_v61(env);
+    if (group < 0) {
+      ++lb_stats_[static_cast<size_t>(idle)].nobusyg;
+      return out(false);
+    }
+    const int busiest = find_busiest_queue_v61(env, sd.groups[static_cast<size_t>(group)]);
+    if (busiest < 0) {
+      ++lb_stats_[static_cast<size_t>(idle)].nobusyq;
+      return out(false);
+    }
+    env.src_cpu = busiest;
+    ld_moved = 0;
+    env.flags |= LBF_ALL_PINNED;
+    if (nr_running(busiest) > 1) {
+      env.loop_max = static_cast<unsigned>(
+          std::min<int64_t>(core_.config().sysctl("sched_nr_migrate"), nr_running(busiest)));
+      ld_moved = more_balance(env, busiest);
+      if (env.flags & LBF_ALL_PINNED) {
+        env.cpus.clear(busiest);
+        if (!env.cpus.subset_of(balance_mask)) {  // !cpumask_subset(cpus, env.dst_grpmask)
+          env.loop = 0;
+          env.loop_break = sched_nr_migrate_break;
+          continue;
+        }
+        return out(false);  // out_all_pinned
+      }
+    }
+    break;
+  }
+  if (!ld_moved) {
+    ++lb_stats_[static_cast<size_t>(idle)].failed;
+    // "Increment the failure counter only on periodic balance."
+    if (idle != CpuIdleType::NewlyIdle) sd.nr_balance_failed++;
+    if (need_active_balance_v61(env)) {
+      // "Don't kick the active_load_balance_cpu_stop, if the curr task on
+      // busiest CPU can't be moved to this_cpu" (an idle CPU's idle task is
+      // bound to it).
+      Task* bcurr = core_.curr(env.src_cpu);
+      if (!bcurr || !bcurr->cpus_allowed.test(this_cpu)) return out(true);
+      env.flags &= ~LBF_ALL_PINNED;
+      if (!rq(env.src_cpu).active_balance) {
+        rq(env.src_cpu).active_balance = true;
+        active_balance = true;
+        active_load_balance(env.src_cpu, this_cpu);
+      }
+    }
+  } else {
+    sd.nr_balance_failed = 0;
+  }
+  if (!active_balance || need_active_balance_v61(env)) sd.balance_interval_ms = sd.min_interval_ms;
+  return finish(ld_moved);
+}
+
+void Cfs::update_newidle_stats_v61(SchedDomain& sd, unsigned success) {
+  sd.newidle_call++;
+  sd.newidle_success += success;
+  if (sd.newidle_call >= 1024) {
+    sd.newidle_ratio = sd.newidle_success;
+    sd.newidle_call /= 2;
+    sd.newidle_success /= 2;
+  }
+}
+
+// Returns whether it decayed the domain's costliest pass: by ~1% a second
+// from the last new maximum or decay (next_decay_max_lb_cost is 6.1's
+// last_decay_max_lb_cost + HZ).
+bool Cfs::update_newidle_cost_v61(SchedDomain& sd, int64_t cost, unsigned success) {
+  if (cost) update_newidle_stats_v61(sd, success);
+  const int64_t now = core_.jiffies();
+  if (cost > sd.max_newidle_lb_cost) {
+    sd.max_newidle_lb_cost = cost;
+    sd.next_decay_max_lb_cost = now + core_.config().hz();
+  } else if (now > sd.next_decay_max_lb_cost) {
+    sd.max_newidle_lb_cost = sd.max_newidle_lb_cost * 253 / 256;
+    sd.next_decay_max_lb_cost = now + core_.config().hz();
+    return true;
+  }
+  return false;
+}
+
+// sched_balance_newidle() of Debian's 6.1.170: no sched_migration_cost
+// gate, and NI_RANDOM, the newidle pass run with the probability of its
+// domain's recent success ("sched/fair: Proportional newidle balance",
+// Peter Zijlstra, 2025, backported to 6.1.y); a domain that pulls often is
+// tried nearly always, one that never does twice in 1024 tries.
+int Cfs::newidle_balance_v61(int this_cpu) {
+  Rq& r = rq(this_cpu);
+  int64_t next_balance = core_.jiffies() + core_.config().hz();
+  int pulled_task = 0;
+  int64_t curr_cost = 0;
+  auto& chain = core_.domains().of(this_cpu);
+  r.idle_stamp = core_.rq_clock_task(this_cpu);  // rq_clock(this_rq)
+  auto update_next_balance = [&](const SchedDomain& sd) {
+    next_balance = std::min(next_balance, sd.last_balance + get_sd_balance_interval(sd, false));
+  };
+  if (!chain.empty()) {
+    if (!rd_overload_ || r.avg_idle < chain.front().max_newidle_lb_cost) {
+      update_next_balance(chain.front());
+    } else {
+      update_blocked_averages(this_cpu);
+      for (size_t l = 0; l < chain.size(); ++l) {
+        SchedDomain& sd = chain[l];
+        bool continue_balancing = true;
+        update_next_balance(sd);
+        if (r.avg_idle < curr_cost + sd.max_newidle_lb_cost) break;
+        if (sd.flags & SD_BALANCE_NEWIDLE) {
+          // "Throw a 1k sided dice; and only run newidle_balance according
+          // to the success rate."
+          const unsigned d1k = static_cast<unsigned>(core_.random_u64() % 1024);
+          unsigned weight = 1 + sd.newidle_ratio;
+          if (d1k > weight) {
+            update_newidle_stats_v61(sd, 0);
+            continue;
+          }
+          weight = (1024 + weight / 2) / weight;
+          pulled_task = load_balance(this_cpu, static_cast<int>(l), CpuIdleType::NewlyIdle, &continue_balancing);
+          const int64_t domain_cost = last_balance_cost_;
+          curr_cost += domain_cost;
+          update_newidle_cost_v61(sd, domain_cost, weight * (pulled_task ? 1 : 0));
+        }
+        if (pulled_task || r.cfs.h_nr_running > 0) break;
+      }
+      if (curr_cost > r.max_idle_balance_cost) r.max_idle_balance_cost = curr_cost;
+      if (r.cfs.h_nr_running && !pulled_task) pulled_task = 1;
+    }
+  }
+  if (r.next_balance > next_balance) r.next_balance = next_balance;
+  if (pulled_task) r.idle_stamp = 0;
+  return pulled_task;
+}
+
+// update_sd_pick_busiest() of 6.1, for the classes the model has.
+bool Cfs::busier_v61(const GroupStatsV61& sgs, const GroupStatsV61& busiest) {
+  if (sgs.group_type != busiest.group_type) return sgs.group_type > busiest.group_type;
+  switch (sgs.group_type) {
+    case GroupTypeV61::Overloaded:
+    case GroupTypeV61::FullyBusy:  // avg_load is 0 for both: the first is kept
+      return sgs.avg_load > busiest.avg_load;
+    case GroupTypeV61::HasSpare:
+      // "Select not overloaded group with lowest number of idle cpus and
+      // highest number of running tasks."
+      if (sgs.idle_cpus > busiest.idle_cpus) return false;
+      return sgs.idle_cpus < busiest.idle_cpus || sgs.sum_nr_running > busiest.sum_nr_running;
+  }
+  return false;
 }
 
 std::string Cfs::check_invariants() const {
