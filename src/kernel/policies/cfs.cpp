@@ -655,6 +655,7 @@ class Cfs final : public SchedClass {
   int64_t get_sd_balance_interval(const SchedDomain& sd, bool cpu_busy) const;
   void active_load_balance(int busiest_cpu, int target_cpu);
   int64_t balance_cost(const LbEnv& env, int moved) const;
+  void count_scanned(LbEnv& env, int cpu) const;
   bool nohz_kick_needed(int cpu);
   // LOAD_BALANCE_V61 and NEWIDLE_V61: 6.1's load_balance() and newidle balancing.
   struct SdLbStatsV61;
@@ -668,7 +669,6 @@ class Cfs final : public SchedClass {
   bool need_active_balance_v61(const LbEnv& env) const;
   bool should_we_balance_v61(LbEnv& env);
   int load_balance_v61(int this_cpu, int level, CpuIdleType idle, bool* continue_balancing);
-  int newidle_balance_v61(int this_cpu);
   bool update_newidle_cost_v61(SchedDomain& sd, int64_t cost, unsigned success);
   static void update_newidle_stats_v61(SchedDomain& sd, unsigned success);
   static bool busier_v61(const GroupStatsV61& sgs, const GroupStatsV61& busiest);
@@ -3045,15 +3045,21 @@ int64_t Cfs::sg_capacity_factor(const LbEnv& env, const SchedGroup& group) const
   return factor;
 }
 
+// A balance pass pays per runqueue it reads, by whether it is on the
+// destination's socket (balance_cost()).
+void Cfs::count_scanned(LbEnv& env, int cpu) const {
+  const auto& topo = core_.machine().topo();
+  if (topo.cpu(cpu).socket == topo.cpu(env.dst_cpu).socket)
+    env.cpus_scanned_local++;
+  else
+    env.cpus_scanned_remote++;
+}
+
 void Cfs::update_sg_lb_stats(LbEnv& env, const SchedGroup& group, int load_idx, bool local,
                              SgLbStats& sgs, bool* overload) {
   sgs = SgLbStats{};
-  const int dst_node = core_.machine().topo().cpu(env.dst_cpu).socket;
   (group.cpus & env.cpus).for_each([&](int i) {
-    if (core_.machine().topo().cpu(i).socket == dst_node)
-      env.cpus_scanned_local++;
-    else
-      env.cpus_scanned_remote++;
+    count_scanned(env, i);
     const int64_t load = local ? target_load(i, load_idx) : source_load(i, load_idx);
     sgs.group_load += load;
     sgs.sum_nr_running += rq(i).cfs.h_nr_running;
@@ -3408,38 +3414,62 @@ int64_t Cfs::get_sd_balance_interval(const SchedDomain& sd, bool cpu_busy) const
   return std::clamp<int64_t>(interval, 1, max_load_balance_interval_);
 }
 
+// idle_balance() of 4.0, or with NEWIDLE_V61 sched_balance_newidle() of
+// Debian's 6.1.170: no sched_migration_cost gate, only the root domain's
+// overload and avg_idle against the lowest domain's costliest pass, and
+// NI_RANDOM, each domain's pass run with the probability of its recent
+// success ("sched/fair: Proportional newidle balance", Peter Zijlstra,
+// 2025, backported to 6.1.y); a domain that pulls often is tried nearly
+// always, one that never does twice in 1024 tries.
 int Cfs::idle_balance(int this_cpu) {
-  if (feats_.NEWIDLE_V61) return newidle_balance_v61(this_cpu);
+  const bool v61 = feats_.NEWIDLE_V61;
   Rq& r = rq(this_cpu);
-  const int64_t jiffies = core_.jiffies();
-  int64_t next_balance = jiffies + core_.config().hz();
+  int64_t next_balance = core_.jiffies() + core_.config().hz();
   int pulled_task = 0;
   int64_t curr_cost = 0;
   auto& chain = core_.domains().of(this_cpu);
   r.idle_stamp = core_.rq_clock_task(this_cpu);  // rq_clock(this_rq)
-  const bool newidle_cost = feats_.NEWIDLE_COST;
-  const bool gated = r.avg_idle < migration_cost_ || (version() >= 317 && !rd_overload_);
+  auto update_next_balance = [&](const SchedDomain& sd) {
+    next_balance = std::min(next_balance, sd.last_balance + get_sd_balance_interval(sd, false));
+  };
+  const bool gated = v61 ? !rd_overload_ || (!chain.empty() && r.avg_idle < chain.front().max_newidle_lb_cost)
+                         : r.avg_idle < migration_cost_ || (version() >= 317 && !rd_overload_);
   if (gated || chain.empty()) {
-    if (!chain.empty())
-      next_balance = std::min(next_balance,
-                              chain.front().last_balance + get_sd_balance_interval(chain.front(), false));
+    if (!chain.empty()) update_next_balance(chain.front());
   } else {
     update_blocked_averages(this_cpu);
     for (size_t l = 0; l < chain.size(); ++l) {
       SchedDomain& sd = chain[l];
       bool continue_balancing = true;
+      // 6.1 has no SD_LOAD_BALANCE; every level of the model sets it.
       if (!(sd.flags & SD_LOAD_BALANCE)) continue;
-      if (newidle_cost && r.avg_idle < curr_cost + sd.max_newidle_lb_cost) {
-        next_balance = std::min(next_balance, sd.last_balance + get_sd_balance_interval(sd, false));
+      if (v61) update_next_balance(sd);  // 6.1 moves it before the cost check
+      if ((v61 || feats_.NEWIDLE_COST) && r.avg_idle < curr_cost + sd.max_newidle_lb_cost) {
+        if (!v61) update_next_balance(sd);
         break;
       }
       if (sd.flags & SD_BALANCE_NEWIDLE) {
+        unsigned weight = 1;
+        if (v61) {
+          // "Throw a 1k sided dice; and only run newidle_balance according
+          // to the success rate."
+          const unsigned d1k = static_cast<unsigned>(core_.random_u64() % 1024);
+          weight = 1 + sd.newidle_ratio;
+          if (d1k > weight) {
+            update_newidle_stats_v61(sd, 0);
+            continue;
+          }
+          weight = (1024 + weight / 2) / weight;
+        }
         pulled_task = load_balance(this_cpu, static_cast<int>(l), CpuIdleType::NewlyIdle, &continue_balancing);
         const int64_t domain_cost = last_balance_cost_;
-        if (domain_cost > sd.max_newidle_lb_cost) sd.max_newidle_lb_cost = domain_cost;
         curr_cost += domain_cost;
+        if (v61)
+          update_newidle_cost_v61(sd, domain_cost, weight * (pulled_task ? 1 : 0));
+        else if (domain_cost > sd.max_newidle_lb_cost)
+          sd.max_newidle_lb_cost = domain_cost;
       }
-      next_balance = std::min(next_balance, sd.last_balance + get_sd_balance_interval(sd, false));
+      if (!v61) update_next_balance(sd);
       if (pulled_task || r.cfs.h_nr_running > 0) break;
     }
     if (curr_cost > r.max_idle_balance_cost) r.max_idle_balance_cost = curr_cost;
@@ -3675,12 +3705,8 @@ int64_t Cfs::task_util_v61(const Task* p) const {
 
 void Cfs::update_sg_lb_stats_v61(LbEnv& env, const SchedGroup& group, GroupStatsV61& sgs, bool* overload) {
   sgs = GroupStatsV61{};
-  const int dst_node = core_.machine().topo().cpu(env.dst_cpu).socket;
   (group.cpus & env.cpus).for_each([&](int i) {
-    if (core_.machine().topo().cpu(i).socket == dst_node)
-      env.cpus_scanned_local++;
-    else
-      env.cpus_scanned_remote++;
+    count_scanned(env, i);
     const int64_t load = cpu_load_v61(i);
     sgs.group_load += load;
     sgs.group_util += env.util_v61[static_cast<size_t>(i)];
@@ -4042,57 +4068,6 @@ bool Cfs::update_newidle_cost_v61(SchedDomain& sd, int64_t cost, unsigned succes
     return true;
   }
   return false;
-}
-
-// sched_balance_newidle() of Debian's 6.1.170: no sched_migration_cost
-// gate, and NI_RANDOM, the newidle pass run with the probability of its
-// domain's recent success ("sched/fair: Proportional newidle balance",
-// Peter Zijlstra, 2025, backported to 6.1.y); a domain that pulls often is
-// tried nearly always, one that never does twice in 1024 tries.
-int Cfs::newidle_balance_v61(int this_cpu) {
-  Rq& r = rq(this_cpu);
-  int64_t next_balance = core_.jiffies() + core_.config().hz();
-  int pulled_task = 0;
-  int64_t curr_cost = 0;
-  auto& chain = core_.domains().of(this_cpu);
-  r.idle_stamp = core_.rq_clock_task(this_cpu);  // rq_clock(this_rq)
-  auto update_next_balance = [&](const SchedDomain& sd) {
-    next_balance = std::min(next_balance, sd.last_balance + get_sd_balance_interval(sd, false));
-  };
-  if (!chain.empty()) {
-    if (!rd_overload_ || r.avg_idle < chain.front().max_newidle_lb_cost) {
-      update_next_balance(chain.front());
-    } else {
-      update_blocked_averages(this_cpu);
-      for (size_t l = 0; l < chain.size(); ++l) {
-        SchedDomain& sd = chain[l];
-        bool continue_balancing = true;
-        update_next_balance(sd);
-        if (r.avg_idle < curr_cost + sd.max_newidle_lb_cost) break;
-        if (sd.flags & SD_BALANCE_NEWIDLE) {
-          // "Throw a 1k sided dice; and only run newidle_balance according
-          // to the success rate."
-          const unsigned d1k = static_cast<unsigned>(core_.random_u64() % 1024);
-          unsigned weight = 1 + sd.newidle_ratio;
-          if (d1k > weight) {
-            update_newidle_stats_v61(sd, 0);
-            continue;
-          }
-          weight = (1024 + weight / 2) / weight;
-          pulled_task = load_balance(this_cpu, static_cast<int>(l), CpuIdleType::NewlyIdle, &continue_balancing);
-          const int64_t domain_cost = last_balance_cost_;
-          curr_cost += domain_cost;
-          update_newidle_cost_v61(sd, domain_cost, weight * (pulled_task ? 1 : 0));
-        }
-        if (pulled_task || r.cfs.h_nr_running > 0) break;
-      }
-      if (curr_cost > r.max_idle_balance_cost) r.max_idle_balance_cost = curr_cost;
-      if (r.cfs.h_nr_running && !pulled_task) pulled_task = 1;
-    }
-  }
-  if (r.next_balance > next_balance) r.next_balance = next_balance;
-  if (pulled_task) r.idle_stamp = 0;
-  return pulled_task;
 }
 
 // update_sd_pick_busiest() of 6.1, for the classes the model has.
