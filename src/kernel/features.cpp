@@ -81,7 +81,9 @@ const std::vector<FeatureInfo>& feature_catalog() {
        "CPU keeps its absolute vruntime; one that migrates is made relative in migrate_task_rq_fair() and "
        "absolute again after update_curr() on its new queue, so that queue's pending runtime is not credited "
        "to it (likewise a task moved by balancing, and a new task's first enqueue: absolute after "
-       "update_curr()); off = 4.0's task_waking_fair(), every wakee made relative at selection, and every "
+       "update_curr()); with task_waking_fair() gone, record_wakee() is in select_task_rq_fair() (c58d25f371f5 "
+       "\"sched/fair: Move record_wakee()\"), which a wakee bound to one CPU skips; off = 4.0's "
+       "task_waking_fair(), every wakee made relative at selection and recorded as its waker's flip, and every "
        "relative vruntime made absolute before update_curr()"},
       {"WAKEUP_GRAN_BY_NR_RUNNING", "cfs",
        "what-if from Mel Gorman's \"sched/fair: Scale wakeup granularity relative to nr_running\" (LKML "
@@ -183,6 +185,20 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
        "machine's own threads are what keeps a benchmark's layout from freezing at launch. The run ends with the "
        "benchmark's tasks, and a deadlock then shows as the time limit"},
       {"kworker_noise_run_us", "us", "with kworker_noise_period_us: the kernel work each wakeup does (less than the period)"},
+      {"kworker_noise_unbound", "bool",
+       "with kworker_noise_period_us: the threads are not bound to a CPU (an unbound kworker, rcu_sched): each "
+       "sleeps on a timer of the CPU it last ran on and select_task_rq() places it when that fires, so from v4.7 "
+       "(WAKE_RENORM_V47) too its wakeup counts as a wake_wide() flip of the task the timer interrupted; 0 (the "
+       "default) = bound to their CPU"},
+      {"launcher_wakee_flips", "flips",
+       "environment, not a kernel sysctl (0, the default: a process with no history; CFS presets only): the "
+       "wake_wide() flip count (task_struct.wakee_flips) each process the run starts (the benchmark's parent) "
+       "begins with, which its children inherit at fork (dup_task_struct() copies it and __sched_fork() does "
+       "not reset it). A real benchmark's parent carries what its shell left it and one flip for each change "
+       "of wakee among the kernel threads woken by interrupts taken while it ran (record_wakee() charges "
+       "current): the patched 6.1 guest's hackbench parent was charged 1-5 such wakeups before its first fork "
+       "in each of 8 traced runs (tools/guest/trace-layout.py). It matters where wake_wide()'s factor, the "
+       "LLC's size, is small"},
       {"init_load_latency_ns", "ns",
        "what-if, not a kernel sysctl (0 = off, the default; CFS presets only): the latency, before "
        "CPU-count scaling, with which init_task_runnable_average() computes the slice that starts a new "
@@ -236,6 +252,10 @@ std::map<std::string, int64_t, std::less<>> cfs_sysctls() {
           // nothing but the benchmark).
           {"kworker_noise_period_us", 0},
           {"kworker_noise_run_us", 0},
+          {"kworker_noise_unbound", 0},
+          // Environment: the benchmark's parent starts with no wake_wide()
+          // history (docs/design.md, "The launcher's wake_wide() history").
+          {"launcher_wakee_flips", 0},
           // What-if: the per-task working set, the workload models' estimate
           // for the perf bench tasks (no source; see task.hpp).
           {"init_load_latency_ns", 0},
@@ -352,6 +372,7 @@ void KernelConfig::apply_sysctl(const std::string& assignment) {
   if (name == "unix_sock_lines" && v > 1) throw std::invalid_argument("unix_sock_lines must be 0 or 1");
   if (name == "pipe_lines" && v > 1) throw std::invalid_argument("pipe_lines must be 0 or 1");
   if (name == "ttwu_lines" && v > 1) throw std::invalid_argument("ttwu_lines must be 0 or 1");
+  if (name == "kworker_noise_unbound" && v > 1) throw std::invalid_argument("kworker_noise_unbound must be 0 or 1");
   if (name == "kworker_noise_period_us" && v > 0 && v < 100)
     throw std::invalid_argument("kworker_noise_period_us must be 0 (off) or at least 100");
   if (name == "task_working_set_bytes" && v > 4 * 1024 * 1024)

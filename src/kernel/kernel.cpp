@@ -292,16 +292,18 @@ void Kernel::set_features_at(int64_t at_ns, const std::string& list) {
 
 Task* Kernel::spawn(const std::string& comm, Program program, int c) { return spawn_on(comm, std::move(program), c, false); }
 
-Task* Kernel::spawn_on(const std::string& comm, Program program, int c, bool kthread) {
+Task* Kernel::spawn_on(const std::string& comm, Program program, int c, bool kthread, bool bound) {
   if (c < 0 || c >= nr_cpus()) throw std::invalid_argument("spawn: bad cpu");
   Task* t = new_task(comm, std::move(program), nullptr, false);
   t->cpu = c;
   t->processor = c;
   if (kthread) {
     t->kthread = true;
-    t->cpus_allowed = hw::CpuMask{};
-    t->cpus_allowed.set(c);  // kthread_bind()
-    --live_tasks_;           // the run ends without it
+    if (bound) {
+      t->cpus_allowed = hw::CpuMask{};
+      t->cpus_allowed.set(c);  // kthread_bind()
+    }
+    --live_tasks_;  // the run ends without it
   }
   // A spawned task is a session leader (a login shell, an ssh command):
   // sys_setsid() -> sched_autogroup_create_attach(). Kernel threads stay in
@@ -309,6 +311,12 @@ Task* Kernel::spawn_on(const std::string& comm, Program program, int c, bool kth
   if (!kthread && config_.preset().policy == PolicyKind::Cfs && config_.sysctl("sched_autogroup_enabled"))
     t->autogroup = next_autogroup_++;
   policy_->task_fork(t);
+  // What the process that starts a benchmark brings from its shell and the
+  // interrupts taken while it exec'd; fork copies it to the workers.
+  if (!kthread && config_.preset().policy == PolicyKind::Cfs) {
+    t->wakee_flips = static_cast<unsigned>(config_.sysctl("launcher_wakee_flips"));
+    t->wakee_flip_decay_ts = jiffies();
+  }
   policy_->init_task_runnable_average(t);
   this_cpu_ = c;
   activate_task(t, c, 0);
@@ -317,8 +325,8 @@ Task* Kernel::spawn_on(const std::string& comm, Program program, int c, bool kth
   return t;
 }
 
-Task* Kernel::spawn_kthread(const std::string& comm, Program program, int c) {
-  return spawn_on(comm, std::move(program), c, true);
+Task* Kernel::spawn_kthread(const std::string& comm, Program program, int c, bool bound) {
+  return spawn_on(comm, std::move(program), c, true, bound);
 }
 
 namespace {
@@ -332,7 +340,11 @@ namespace {
 // default slack stands for the work's jiffy timer; each CPU's phase is
 // random, as round_jiffies() skews each CPU's expiry by 3 jiffies a CPU number
 // and the machine has been up a while; the work is booked under the process
-// path (CostPath has no kernel-thread path).
+// path (CostPath has no kernel-thread path). With kworker_noise_unbound the
+// threads are not bound: each sleeps on a timer of the CPU it last ran on
+// and is placed by select_task_rq() when it fires, as an unbound kworker or
+// rcu_sched is; the wakeup then counts as a wake_wide() flip of the task
+// the timer interrupted on any kernel (record_wakee() charges current).
 Co<void> periodic_kworker(Proc& p, int64_t first_ns, int64_t period_ns, int64_t run_ns) {
   int64_t next = p.now() + first_ns;
   for (;;) {
@@ -351,10 +363,14 @@ void Kernel::start_kworker_noise() {
     throw std::invalid_argument("kworker_noise needs hrtimers and kworkers, which 2.4 does not have");
   if (run_ns >= period_ns)
     throw std::invalid_argument("kworker_noise_run_us must be shorter than kworker_noise_period_us");
+  const bool bound = config_.sysctl("kworker_noise_unbound") == 0;
   for (int c = 0; c < nr_cpus(); ++c) {
     const auto first = static_cast<int64_t>(kworker_noise_rng_.below(static_cast<uint64_t>(period_ns)));
     Program work = [first, period_ns, run_ns](Proc& p) { return periodic_kworker(p, first, period_ns, run_ns); };
-    spawn_kthread("kworker/" + std::to_string(c) + ":1", std::move(work), c);
+    std::string comm = bound ? "kworker/" : "kworker/u";
+    comm += std::to_string(c);
+    comm += ":1";
+    spawn_kthread(comm, std::move(work), c, bound);
   }
 }
 

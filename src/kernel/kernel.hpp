@@ -183,10 +183,11 @@ class Kernel final : public SchedCore {
   void set_features_at(int64_t at_ns, const std::string& list);
   // Create the first task of the workload on `cpu`.
   Task* spawn(const std::string& comm, Program program, int cpu);
-  // A kernel thread bound to `cpu` (kthread_create_on_node() +
-  // kthread_bind()). It may run forever: the run ends once the workload's
-  // own tasks have exited.
-  Task* spawn_kthread(const std::string& comm, Program program, int cpu);
+  // A kernel thread starting on `cpu` (kthread_create_on_node()), bound to
+  // it (kthread_bind()) unless `bound` is false (an unbound kworker,
+  // rcu_sched). It may run forever: the run ends once the workload's own
+  // tasks have exited.
+  Task* spawn_kthread(const std::string& comm, Program program, int cpu, bool bound = true);
   // Run until every task has exited, a deadlock, or a limit.
   RunResult run(int64_t time_limit_ns, uint64_t event_limit);
 
@@ -437,7 +438,7 @@ class Kernel final : public SchedCore {
   SchedDomains domains_;
   sim::EventQueue events_;
   sim::Rng jitter_rng_, policy_rng_, watchdog_rng_, kworker_noise_rng_;
-  Task* spawn_on(const std::string& comm, Program program, int cpu, bool kthread);
+  Task* spawn_on(const std::string& comm, Program program, int cpu, bool kthread, bool bound = true);
   // The kworker_noise_* what-if's per-CPU threads, started at boot.
   void start_kworker_noise();
   std::unique_ptr<SchedClass> policy_;

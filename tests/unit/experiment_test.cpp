@@ -915,7 +915,8 @@ TEST(Experiment, KernelWorkByPathIsTheBusyTimeInTheWindowWithoutSmt) {
 // The kworker_noise what-if: a kernel thread bound to each CPU wakes every
 // period and works for run_us. The run still ends with the benchmark's
 // tasks, each CPU's thread wakes about elapsed/period times, it never
-// leaves its CPU, and the run is deterministic. Off (the default), none run.
+// leaves its CPU unless unbound, and the run is deterministic. Off (the
+// default), none run.
 TEST(Experiment, KworkerNoiseWakesEachCpuEveryPeriodAndEndsWithTheBenchmark) {
   experiment::RunSpec spec;
   spec.machine = "1s2c2t";
@@ -948,6 +949,16 @@ TEST(Experiment, KworkerNoiseWakesEachCpuEveryPeriodAndEndsWithTheBenchmark) {
   EXPECT_EQ(again.run.events, noisy.run.events);
   EXPECT_EQ(again.output.text, noisy.output.text);
   EXPECT_NE(noisy.output.text, quiet.output.text);
+  // Unbound (kworker_noise_unbound), the threads are placed at each wakeup
+  // like any task, and some move.
+  spec.sysctls = {"kworker_noise_period_us=1000", "kworker_noise_run_us=5", "kworker_noise_unbound=1"};
+  const auto unbound = experiment::run_once(spec);
+  EXPECT_EQ(unbound.run.outcome, kernel::RunResult::Outcome::Completed);
+  std::ifstream in_unbound(trace);
+  int moves = 0;
+  for (std::string line; std::getline(in_unbound, line);)
+    if (line.find("sched_migrate_task: comm=kworker/u") != std::string::npos) ++moves;
+  EXPECT_GT(moves, 0);
   spec.sysctls = {"kworker_noise_period_us=50"};
   EXPECT_THROW(experiment::run_once(spec), std::invalid_argument);
   // The work must end before the next period; 2.4 has no hrtimers or kworkers.

@@ -2155,3 +2155,47 @@ TEST(Cfs, EevdfPlacesALongSleeperByItsLagNotTheSleeperCredit) {
   // Without PLACE_LAG it lands exactly on the average.
   EXPECT_EQ(check_of_a_long_sleeper("EEVDF_V66,EEVDF_NO_PLACE_LAG").lead_ns, 0);
 }
+
+// The launcher_wakee_flips environment: the process a run starts carries the
+// flips, and its children inherit them at fork (dup_task_struct() copies
+// task_struct.wakee_flips and __sched_fork() does not reset it).
+Co<void> fork_one_and_read_its_flips(Proc& p, unsigned* child_flips) {
+  kernel::Program child = [child_flips](Proc& c) -> Co<void> {
+    *child_flips = c.task()->wakee_flips;
+    co_await c.user(1000);
+  };
+  co_await p.fork("child", child, false);
+  co_await p.wait_child();
+}
+unsigned flips_a_child_inherits(const std::vector<std::string>& sysctls) {
+  TinySim s("kvm-epyc-1s2c", "linux-4.0", 1, "", sysctls);
+  unsigned child_flips = 99;
+  s.k.spawn("parent", [&](Proc& p) { return fork_one_and_read_its_flips(p, &child_flips); }, 0);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  return child_flips;
+}
+TEST(Kernel, ALaunchersWakeWideFlipsAreInheritedByItsChildren) {
+  EXPECT_EQ(flips_a_child_inherits({}), 0u);
+  EXPECT_EQ(flips_a_child_inherits({"launcher_wakee_flips=3"}), 3u);
+}
+
+// record_wakee() charges the task an interrupt interrupts with the kernel
+// thread the interrupt wakes. 4.0 records it in task_waking_fair(), for
+// every wakee; from v4.7 (c58d25f371f5, with WAKE_RENORM_V47) it is in
+// select_task_rq_fair(), which a wakee bound to one CPU skips, so only an
+// unbound thread (kworker_noise_unbound) still counts. A flip is a change
+// of wakee, so each hog, interrupted by its own CPU's kworker, gains one.
+unsigned flips_of_a_hog_among_kworkers(const std::string& features, bool unbound) {
+  std::vector<std::string> sysctls = {"kworker_noise_period_us=1000", "kworker_noise_run_us=5"};
+  if (unbound) sysctls.emplace_back("kworker_noise_unbound=1");
+  TinySim s("kvm-epyc-1s2c", "linux-4.0", 1, features, sysctls);
+  s.k.spawn("a", [](Proc& p) { return hog(p, 20000000, 100000); }, 0);
+  s.k.spawn("b", [](Proc& p) { return hog(p, 20000000, 100000); }, 1);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  return s.task("a")->wakee_flips + s.task("b")->wakee_flips;
+}
+TEST(Cfs, FromV47ABoundKthreadWokenByAnInterruptIsNoFlipOfTheTaskItInterrupts) {
+  EXPECT_EQ(flips_of_a_hog_among_kworkers("", false), 2u);
+  EXPECT_EQ(flips_of_a_hog_among_kworkers("WAKE_RENORM_V47", false), 0u);
+  EXPECT_GE(flips_of_a_hog_among_kworkers("WAKE_RENORM_V47", true), 2u);
+}

@@ -7,7 +7,12 @@
 #           name=value for a file in /sys/kernel/debug/sched, set for this
 #           run and restored after it;
 #   warm, window  0 0: the command runs alone and only the context switches
-#           (/proc/stat ctxt) are counted; otherwise the benchmark's workers
+#           (/proc/stat ctxt) are counted; "trace N" or "trace N:EVENTS":
+#           the same, with the sched: tracepoints on (EVENTS, comma-separated,
+#           an event may carry !COMM to leave out the tasks named COMM,
+#           or wakeups, migrations, forks and switches; a kernel built with
+#           EXTRA_CONFIG=guest-kernel-trace.config), and the trace's first N
+#           lines printed as "TRACE label ..."; otherwise the benchmark's workers
 #           are read from /proc/PID/sched and /proc/PID/stat `warm` seconds
 #           after they exist (snapshot A) and `window` seconds later (B).
 # A snapshot is one cat of every worker's files, run at nice -20 so it is an
@@ -48,13 +53,32 @@ while read -r label feats warm window cmd; do
            echo ${f#*=} > /sys/kernel/debug/sched/$n || echo "SETTING_FAILED $label $f";;
       *) echo $f > /sys/kernel/debug/sched/features || echo "SETTING_FAILED $label $f";;
     esac; done; fi
+  if [ "$warm" = trace ]; then
+    # Stop at a full buffer rather than overwrite: a run's start is what counts.
+    T=/sys/kernel/debug/tracing
+    [ -d $T ] || T=/sys/kernel/tracing
+    echo 0 > $T/tracing_on; echo 0 > $T/options/overwrite; echo 8192 > $T/buffer_size_kb; echo > $T/trace
+    events="sched_wakeup sched_wakeup_new sched_migrate_task sched_switch sched_process_fork"
+    case $window in *:*) events=$(echo ${window#*:} | tr , ' '); window=${window%%:*};; esac
+    for e in $events; do
+      case $e in *!*) echo "comm != \"${e#*!}\"" > $T/events/sched/${e%%!*}/filter; e=${e%%!*};;
+                  *) echo 0 > $T/events/sched/$e/filter;; esac
+      echo 1 > $T/events/sched/$e/enable || echo "SETTING_FAILED $label trace $e"
+    done
+    echo 1 > $T/tracing_on
+  fi
   echo "CMD $label $cmd"
   sstat A $label > /tmp/ssa.txt
   c0=$(ctxt)
   $cmd > /tmp/out.txt 2>&1 &
   main=$!
-  if [ "$warm" = 0 ]; then
+  if [ "$warm" = 0 ] || [ "$warm" = trace ]; then
     wait $main; c1=$(ctxt)
+    if [ "$warm" = trace ]; then
+      echo 0 > $T/tracing_on
+      head -n "$window" $T/trace | sed "s/^/TRACE $label /"
+      echo 0 > $T/events/sched/enable
+    fi
     cat /tmp/ssa.txt; sstat B $label
     echo "RUN $label feats=$feats kids=0 ctxt_total=$((c1 - c0)) ctxt_window=0 tA=0 tB=0 $(grep -h 'Total time\|^Time' /tmp/out.txt | tr -s ' ')"
     grep -h '^COST ' /tmp/out.txt | sed "s/^/GUEST $label /"   # tools/guest/costs.c

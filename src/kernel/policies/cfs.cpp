@@ -2484,11 +2484,18 @@ int Cfs::select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags)
 
 int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags) {
   const int cpu = core_.this_cpu();
+  // v4.7's series that killed task_waking_fair() (59efa0bac9cf) moved
+  // record_wakee() into select_task_rq_fair() (c58d25f371f5, "sched/fair:
+  // Move record_wakee()"), which select_task_rq() skips for a wakee bound
+  // to one CPU: from then a per-CPU kworker woken from an interrupt no
+  // longer counts as a flip of the task it interrupted. WAKE_RENORM_V47
+  // stands for that series.
+  const bool v47_wake = feats_.WAKE_RENORM_V47 || feats_.EEVDF_V66;
   if (sd_flag & SD_BALANCE_WAKE) {
     // task_waking_fair(): vruntime relative to the old queue; record_wakee().
     // From v4.7 only a migrating wakee is made relative (migrate_task_rq()).
-    if (!feats_.WAKE_RENORM_V47 && !feats_.EEVDF_V66) p->se.vruntime -= p->se.cfs_rq->min_vruntime;
-    if (version() >= 312) record_wakee(p);
+    if (!v47_wake) p->se.vruntime -= p->se.cfs_rq->min_vruntime;
+    if (version() >= 312 && (!v47_wake || p->cpus_allowed.weight() > 1)) record_wakee(p);
   }
   if (p->cpus_allowed.weight() == 1) return p->cpus_allowed.first();
   if (feats_.WAKE_WIDE_V2) return select_task_rq_v43(p, prev_cpu, sd_flag, wake_flags);
