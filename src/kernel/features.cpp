@@ -193,12 +193,14 @@ const std::vector<SysctlInfo>& sysctl_catalog() {
       {"launcher_wakee_flips", "flips",
        "environment, not a kernel sysctl (0, the default: a process with no history; CFS presets only): the "
        "wake_wide() flip count (task_struct.wakee_flips) each process the run starts (the benchmark's parent) "
-       "begins with, which its children inherit at fork (dup_task_struct() copies it and __sched_fork() does "
-       "not reset it). A real benchmark's parent carries what its shell left it and one flip for each change "
-       "of wakee among the kernel threads woken by interrupts taken while it ran (record_wakee() charges "
-       "current): the patched 6.1 guest's hackbench parent was charged 1-5 such wakeups before its first fork "
-       "in each of 8 traced runs (tools/guest/trace-layout.py). It matters where wake_wide()'s factor, the "
-       "LLC's size, is small"},
+       "begins with, its decay stamp at the start, which its children inherit at fork (dup_task_struct() "
+       "copies it and __sched_fork() does not reset it). A real benchmark's parent carries what its shell left "
+       "it and a flip for each change of wakee among the kernel threads that interrupts taken while it ran "
+       "woke (record_wakee() charges current; from v4.7 only unbound threads count). The patched 6.1 guest's "
+       "traces show the result where wake_wide()'s factor, the LLC's size, is 1: in 8 of 9 stock runs of "
+       "hackbench -f 2 the parent stayed where it forked and the GO left every worker on its previous CPU, as "
+       "a count of 1 does here (tools/guest/trace-layout.py; docs/real-kernels.md). It matters where that "
+       "factor is small"},
       {"init_load_latency_ns", "ns",
        "what-if, not a kernel sysctl (0 = off, the default; CFS presets only): the latency, before "
        "CPU-count scaling, with which init_task_runnable_average() computes the slice that starts a new "
@@ -373,6 +375,8 @@ void KernelConfig::apply_sysctl(const std::string& assignment) {
   if (name == "pipe_lines" && v > 1) throw std::invalid_argument("pipe_lines must be 0 or 1");
   if (name == "ttwu_lines" && v > 1) throw std::invalid_argument("ttwu_lines must be 0 or 1");
   if (name == "kworker_noise_unbound" && v > 1) throw std::invalid_argument("kworker_noise_unbound must be 0 or 1");
+  if (name == "launcher_wakee_flips" && v > 1000000)
+    throw std::invalid_argument("launcher_wakee_flips must be at most 1000000");
   if (name == "kworker_noise_period_us" && v > 0 && v < 100)
     throw std::invalid_argument("kworker_noise_period_us must be 0 (off) or at least 100");
   if (name == "task_working_set_bytes" && v > 4 * 1024 * 1024)

@@ -83,7 +83,10 @@ void StatsCollector::on_wakeup_placement(int64_t, int, int, bool local, int leve
   }
 }
 
-void StatsCollector::on_migrate(int64_t, int, const kernel::Task*, int, int, int level) {
+void StatsCollector::on_migrate(int64_t, int, const kernel::Task* p, int, int, int level) {
+  // The workload's own tasks: an unbound kernel thread (kworker_noise_unbound)
+  // moves too, and a bound one never does.
+  if (p->kthread) return;
   ++s_.migrations;
   ++s_.migrations_by_level[level_name(level_index(level))];
 }

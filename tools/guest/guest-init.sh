@@ -10,7 +10,7 @@
 #           (/proc/stat ctxt) are counted; "trace N" or "trace N:EVENTS":
 #           the same, with the sched: tracepoints on (EVENTS, comma-separated,
 #           an event may carry !COMM to leave out the tasks named COMM,
-#           or wakeups, migrations, forks and switches; a kernel built with
+#           or wakings, wakeups, migrations, forks and switches; a kernel built with
 #           EXTRA_CONFIG=guest-kernel-trace.config), and the trace's first N
 #           lines printed as "TRACE label ..."; otherwise the benchmark's workers
 #           are read from /proc/PID/sched and /proc/PID/stat `warm` seconds
@@ -58,7 +58,7 @@ while read -r label feats warm window cmd; do
     T=/sys/kernel/debug/tracing
     [ -d $T ] || T=/sys/kernel/tracing
     echo 0 > $T/tracing_on; echo 0 > $T/options/overwrite; echo 8192 > $T/buffer_size_kb; echo > $T/trace
-    events="sched_wakeup sched_wakeup_new sched_migrate_task sched_switch sched_process_fork"
+    events="sched_waking sched_wakeup sched_wakeup_new sched_migrate_task sched_switch sched_process_fork"
     case $window in *:*) events=$(echo ${window#*:} | tr , ' '); window=${window%%:*};; esac
     for e in $events; do
       case $e in *!*) echo "comm != \"${e#*!}\"" > $T/events/sched/${e%%!*}/filter; e=${e%%!*};;

@@ -5,13 +5,15 @@ tools/guest/guest-init.sh prints the first lines of a run's sched: trace as
 "TRACE label ..." (its "trace N:EVENTS" runs). For each label this prints:
 - the workers' roles in fork order (rt-tests hackbench forks a group's
   receivers, then its senders: R0.., S0..);
-- the wakeups of other tasks (kernel threads) that the benchmark's parent
-  was charged with before its first fork: record_wakee() counts a wakeup
-  made from an interrupt as a flip of the task the interrupt interrupted,
-  and fork copies the parent's flips to every worker;
-- how many of the GO's wakeups (each worker's first after the last fork)
-  landed on the CPU the parent ran on, where wake_affine() puts a sync
-  wakeup, rather than on the worker's previous CPU, where a wide one stays;
+- the wakeups of kernel threads that the benchmark's parent was charged
+  with before its first fork: record_wakee() counts a wakeup made from an
+  interrupt as a flip of the task the interrupt interrupted (from v4.7
+  only an unbound thread's: select_task_rq() skips a bound one), and fork
+  copies the parent's flips to every worker;
+- where the GO (each worker's first placement after the last fork) put
+  the workers: pulled onto the CPU the parent ran on, where wake_affine()
+  takes a sync wakeup, or left on their previous CPU, where a wide one
+  (wake_wide()) stays;
 - the first wakeups and migrations of workers, each with the task current
   when it happened (for a wakeup queued to another CPU, whichever task ran
   there when the IPI arrived);
@@ -57,6 +59,52 @@ def generic(comm):
     return re.sub(r'\d+', 'N', comm)
 
 
+def bound(comm):
+    """A per-CPU kernel thread (kthread_bind()), which select_task_rq() never
+    places, so from v4.7 its wakeup is no flip of its waker."""
+    return re.match(r'^(kworker/\d+:\d+H?|ksoftirqd/\d+|migration/\d+|cpuhp/\d+|watchdog/\d+)$', comm) is not None
+
+
+def flips(wakees):
+    """record_wakee(): a flip for each change of wakee (the one before the
+    first is not traced, so the first counts)."""
+    return sum(1 for i, w in enumerate(wakees) if i == 0 or w != wakees[i - 1])
+
+
+def go(events, parent, role):
+    """The GO: each worker's first placement after the parent's last fork. A
+    sync wakeup that wake_affine() takes pulls the worker onto the CPU the
+    parent runs on; a wide one (wake_wide()) keeps its previous CPU."""
+    t_forked = max(e.t for e in events if e.ev == 'sched_process_fork' and e.pid == parent)
+    parent_cpu, at_go, seen = None, None, {}
+    for e in events:
+        if e.pid == parent:
+            parent_cpu = e.cpu
+        p = e.subject()
+        if e.t <= t_forked or p not in role or p in seen:
+            continue
+        if e.ev == 'sched_migrate_task':
+            seen[p] = (int(e.f['orig_cpu']), int(e.f['dest_cpu']), parent_cpu)
+        elif e.ev == 'sched_wakeup':
+            seen[p] = (int(e.f['target_cpu']), int(e.f['target_cpu']), parent_cpu)
+        else:
+            continue
+        at_go = at_go if at_go is not None else parent_cpu
+    pulled = sum(1 for prev, new, pc in seen.values() if new != prev and new == pc)
+    stayed = sum(1 for prev, new, pc in seen.values() if new == prev)
+    forked_on = next(e.cpu for e in events if e.ev == 'sched_process_fork' and e.pid == parent)
+    # A child's ready write that woke the parent may have moved it (a sync
+    # wakeup onto a CPU running only the waker): then the workers it left
+    # on their previous CPU are on the parent's too.
+    first_fork = next(e.t for e in events if e.ev == 'sched_process_fork' and e.pid == parent)
+    t_go = min((e.t for e in events if e.t > t_forked and e.subject() in role
+                and e.ev in ('sched_migrate_task', 'sched_wakeup')), default=t_forked)
+    moved = any(e.ev == 'sched_migrate_task' and e.subject() == parent and first_fork <= e.t <= t_go for e in events)
+    print(f'  the parent forked on cpu{forked_on}, ran the GO on cpu{at_go}{" (moved)" if moved else ""}; the GO placed '
+          f'{len(seen)} workers: {pulled} pulled onto the parent\'s CPU, {stayed} left on their previous CPU, '
+          f'{len(seen) - pulled - stayed} moved elsewhere')
+
+
 def report(label, events, a, fds=None):
     fds = fds or a.fds
     windows = [float(w) for w in a.windows.split(',')]
@@ -76,25 +124,20 @@ def report(label, events, a, fds=None):
     t0 = min(e.t for e in events if e.ev == 'sched_process_fork' and e.pid == parent and int(e.f['child_pid']) in role)
     print(f'{label}: parent {parent}, workers {" ".join(f"{role[p]}={p}" for p in kids)}')
 
-    charged = [generic(e.f['comm']) + (' (irq)' if e.irq else '') for e in events
-               if e.ev == 'sched_wakeup' and e.pid == parent and e.t < t0 and e.subject() not in role]
-    print(f'  before its first fork the parent was charged with {len(charged)} wakeups: {", ".join(charged) or "-"}')
-
-    # The GO: each worker's first wakeup after the last fork. A sync wakeup
-    # that wake_affine() takes lands on the CPU the parent runs on; a wide
-    # one (wake_wide()) stays on the worker's previous CPU.
-    t_forked = max(e.t for e in events if e.ev == 'sched_process_fork' and e.pid == parent)
-    parent_cpu, woken, onto_parent = None, set(), 0
-    for e in events:
-        if e.t < t_forked:
-            continue
-        if e.pid == parent:
-            parent_cpu = e.cpu
-        p = e.subject()
-        if e.ev == 'sched_wakeup' and p in role and p not in woken:
-            woken.add(p)
-            onto_parent += int(e.f['target_cpu']) == parent_cpu
-    print(f'  the GO woke {len(woken)} workers, {onto_parent} onto the parent\'s cpu{parent_cpu}')
+    wake_ev = 'sched_waking' if any(e.ev == 'sched_waking' for e in events) else 'sched_wakeup'
+    if not any(e.ev == wake_ev for e in events):
+        print('  wakeups not traced')
+    else:
+        # With sched_wakeup (not sched_waking) a wakeup queued from another
+        # CPU shows the task current where it arrived, not its waker: only
+        # wakeups on the parent's own CPU are read as charged to it.
+        charged = [e.f['comm'] for e in events if e.ev == wake_ev and e.pid == parent and e.t < t0
+                   and e.subject() not in role and int(e.f.get('target_cpu', e.cpu)) == e.cpu]
+        print(f'  before its first fork the parent was charged with {len(charged)} wakeups of kernel threads: '
+              + (', '.join(generic(c) + (' (bound)' if bound(c) else '') for c in charged) or '-')
+              + f'; as flips {flips(charged)} on 4.0, {flips([c for c in charged if not bound(c)])} from v4.7, '
+              'on top of what its shell left it')
+        go(events, parent, role)
 
     shown = 0
     for e in events:
@@ -156,6 +199,9 @@ def report(label, events, a, fds=None):
 
 def kthread_wakeups(events, role, parent):
     """The wakeups of tasks other than the workers, the parent and the shell."""
+    if not events:
+        print('  no events')
+        return
     span = events[-1].t - events[0].t
     count = collections.Counter()
     for e in events:
@@ -163,8 +209,8 @@ def kthread_wakeups(events, role, parent):
             continue
         if e.f['comm'] in ('init', 'sh'):
             continue  # the guest's shell, woken at its own pace
-        to = ('a worker' if e.pid in role or (not role and e.comm == 'hackbench') else
-              'the parent' if e.pid == parent else 'idle' if e.pid == 0 else generic(e.comm))
+        to = ('a worker' if e.pid in role else 'the parent' if e.pid == parent else
+              'hackbench' if e.comm == 'hackbench' else 'idle' if e.pid == 0 else generic(e.comm))
         count[(generic(e.f['comm']), 'irq' if e.irq else 'task', to)] += 1
     total = sum(count.values())
     print(f'  kernel-thread wakeups: {total} in {span:.3f} s ({total / span:.1f}/s)')

@@ -1684,7 +1684,9 @@ void Cfs::task_fork(Task* p) {
     p->se.vruntime -= cfs.min_vruntime;
   }
   if (p->parent) {
-    // dup_task_struct copies the wake_wide bookkeeping.
+    // dup_task_struct copies the wake_wide bookkeeping. last_wakee is left
+    // out (a child's first wakee always counts as a flip; in Linux not when
+    // it is the parent's last): copying it would move every fork-heavy run.
     p->wakee_flips = p->parent->wakee_flips;
     p->wakee_flip_decay_ts = p->parent->wakee_flip_decay_ts;
   }

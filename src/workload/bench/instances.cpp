@@ -101,7 +101,9 @@ kernel::Co<void> launcher(Proc& p, std::vector<kernel::Program> programs, std::s
     // kernel's list, which may reallocate, and is freed in its turn.
     for (size_t i = 0; i < p.kernel().all_tasks().size(); ++i) {
       kernel::Task* t = p.kernel().all_tasks()[i];
-      if (t == p.task()) continue;
+      // The benchmark's tasks: a per-CPU kernel thread refuses a new mask
+      // (PF_NO_SETAFFINITY), and the shell does not touch the others.
+      if (t == p.task() || t->kthread) continue;
       co_await p.syscall(p.costs().syscall_entry);  // sched_setaffinity(pid, all)
       if (t->state != kernel::TaskState::Dead) p.kernel().set_cpus_allowed_ptr(t, all);
     }
