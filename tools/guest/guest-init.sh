@@ -12,7 +12,8 @@
 #           an event may carry !COMM to leave out the tasks named COMM,
 #           or wakings, wakeups, migrations, forks and switches; a kernel built with
 #           EXTRA_CONFIG=guest-kernel-trace.config), and the trace's first N
-#           lines printed as "TRACE label ..."; otherwise the benchmark's workers
+#           lines printed as "TRACE label ..." ("trace@S N": traced from S
+#           seconds into the run); otherwise the benchmark's workers
 #           are read from /proc/PID/sched and /proc/PID/stat `warm` seconds
 #           after they exist (snapshot A) and `window` seconds later (B).
 # A snapshot is one cat of every worker's files, run at nice -20 so it is an
@@ -53,6 +54,9 @@ while read -r label feats warm window cmd; do
            echo ${f#*=} > /sys/kernel/debug/sched/$n || echo "SETTING_FAILED $label $f";;
       *) echo $f > /sys/kernel/debug/sched/features || echo "SETTING_FAILED $label $f";;
     esac; done; fi
+  # "trace@S": the same, traced from S seconds into the run
+  after=0
+  case $warm in trace@*) after=${warm#trace@}; warm=trace;; esac
   if [ "$warm" = trace ]; then
     # Stop at a full buffer rather than overwrite: a run's start is what counts.
     T=/sys/kernel/debug/tracing
@@ -65,7 +69,7 @@ while read -r label feats warm window cmd; do
                   *) echo 0 > $T/events/sched/$e/filter;; esac
       echo 1 > $T/events/sched/$e/enable || echo "SETTING_FAILED $label trace $e"
     done
-    echo 1 > $T/tracing_on
+    [ "$after" = 0 ] && echo 1 > $T/tracing_on
   fi
   echo "CMD $label $cmd"
   sstat A $label > /tmp/ssa.txt
@@ -73,6 +77,7 @@ while read -r label feats warm window cmd; do
   $cmd > /tmp/out.txt 2>&1 &
   main=$!
   if [ "$warm" = 0 ] || [ "$warm" = trace ]; then
+    if [ "$after" != 0 ]; then sleep "$after"; echo 1 > $T/tracing_on; fi
     wait $main; c1=$(ctxt)
     if [ "$warm" = trace ]; then
       echo 0 > $T/tracing_on
