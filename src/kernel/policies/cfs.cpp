@@ -3734,6 +3734,9 @@ void Cfs::update_sg_lb_stats_v61(LbEnv& env, const SchedGroup& group, GroupStats
     sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
 }
 
+// update_sd_lb_stats() of 6.1. Its walk over the groups is 4.0's (above,
+// Cfs::update_sd_lb_stats()) over 6.1's statistics; the two are kept apart,
+// as the kernels keep them, so that each reads like its own fair.c.
 void Cfs::update_sd_lb_stats_v61(LbEnv& env, SdLbStatsV61& sds) {
   bool overload = false;
   for (size_t g = 0; g < env.sd->groups.size(); ++g) {
