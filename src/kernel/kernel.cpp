@@ -119,6 +119,10 @@ Co<void> Proc::exec() {
     migrate.dest_cpu = dest;
     co_await Primitive{this, migrate};
   }
+  // exec_mmap(): a new mm, activate_mm() loads it on this CPU (its cost is
+  // exec_base's).
+  task_->mm = kernel_.next_mm_++;
+  kernel_.cpu(cpu()).loaded_mm = task_->mm;
   co_await syscall(costs().exec_base, CostPath::Process);
 }
 
@@ -251,6 +255,7 @@ Task* Kernel::new_task(const std::string& comm, Program program, Task* parent, b
   std::replace_if(t->comm.begin(), t->comm.end(), [](char ch) { return ch == ' ' || ch == '='; }, '_');
   t->parent = parent;
   t->shares_mm_with_parent = thread;
+  t->mm = thread && parent ? parent->mm : next_mm_++;  // copy_mm(): CLONE_VM shares it
   // dup_task_struct() copies the parent, affinity included (kernel/fork.c).
   t->cpus_allowed = parent ? parent->cpus_allowed : machine_.topo().all();
   t->nice = parent ? parent->nice : 0;
@@ -299,6 +304,7 @@ Task* Kernel::spawn_on(const std::string& comm, Program program, int c, bool kth
   t->processor = c;
   if (kthread) {
     t->kthread = true;
+    t->mm = 0;
     if (bound) {
       t->cpus_allowed = hw::CpuMask{};
       t->cpus_allowed.set(c);  // kthread_bind()
@@ -696,6 +702,16 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
              : obs::PrevState::Runnable;
     trace_switch(c, prev, st, next);
     charge(c, jitter(costs.context_switch), CostPath::ContextSwitch);
+    // 4.0 kernel/sched/core.c context_switch(): a task without an mm (a
+    // kernel thread; the idle task) borrows oldmm (enter_lazy_tlb()), and
+    // switch_mm() loads CR3 only "if (likely(prev != next))"
+    // (arch/x86/include/asm/mmu_context.h; 2.4's include/asm-i386 the same).
+    // Not modelled: the reload of a lazy CPU that a TLB-flush IPI made
+    // leave_mm().
+    if (next->mm != 0 && next->mm != k.loaded_mm) {
+      k.loaded_mm = next->mm;
+      if (costs.switch_mm > 0) charge(c, jitter(costs.switch_mm), CostPath::ContextSwitch);
+    }
     if (ttwu_lines_)
       charge(c, sched_lines::switch_in(machine_, c, next->lines, from_idle, k.rq_lines), CostPath::ContextSwitch);
     ++next->nr_switches;

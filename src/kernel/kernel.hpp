@@ -314,6 +314,10 @@ class Kernel final : public SchedCore {
   friend class Proc;
   struct Cpu {
     Task* curr = nullptr;
+    // The address space loaded in CR3 (4.0's active_mm of the task last
+    // switched in with an mm): the idle task and kernel threads keep it
+    // (enter_lazy_tlb()), so switching back to its owner loads nothing.
+    uint64_t loaded_mm = 0;
     int64_t sched_count = 0;
     bool idle = true;             // running the idle task
     Task* switch_from = nullptr;  // prev whose switch is not traced yet
@@ -454,6 +458,7 @@ class Kernel final : public SchedCore {
   bool ttwu_lines_ = false;  // --sysctl ttwu_lines=1 (kernel/sched_lines.hpp)
   int next_autogroup_ = 1;
   int next_pid_ = 1;
+  uint64_t next_mm_ = 1;
   int live_tasks_ = 0;
   int64_t global_lock_free_at_ = 0;
   int global_lock_holder_ = -1;

@@ -115,6 +115,9 @@ struct Task {
   bool affinity_changed_while_waking = false;
   Task* parent = nullptr;
   bool shares_mm_with_parent = false;  // a thread (CLONE_VM)
+  // Its address space: a thread shares its parent's, fork() and execve()
+  // make a new one, and a kernel thread has none (0; it borrows the last).
+  uint64_t mm = 0;
 
   std::function<Co<void>(Proc&)> program_fn;
   Co<void> program;

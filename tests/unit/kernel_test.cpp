@@ -2199,3 +2199,66 @@ TEST(Cfs, FromV47ABoundKthreadWokenByAnInterruptIsNoFlipOfTheTaskItInterrupts) {
   EXPECT_EQ(flips_of_a_hog_among_kworkers("WAKE_RENORM_V47", false), 0u);
   EXPECT_GE(flips_of_a_hog_among_kworkers("WAKE_RENORM_V47", true), 2u);
 }
+
+// ---- switch_mm: an address space is loaded only when it changes ----
+namespace {
+hw::CpuMask only_cpu(int cpu) {
+  hw::CpuMask m;
+  m.set(cpu);
+  return m;
+}
+// A parent and the child it forks (a process, or a thread with CLONE_VM)
+// pass a token over two pipes `rounds` times, each pinned to its CPU. The
+// machine charges `switch_mm_ns` for each change of address space; the
+// result is the work charged to context switches.
+int64_t switch_work_of_a_forked_pingpong(int64_t switch_mm_ns, bool thread, int parent_cpu, int child_cpu,
+                                         int rounds) {
+  const auto profile = std::filesystem::path(::testing::TempDir()) /
+                       ("schedlab_switch_mm_" + std::to_string(switch_mm_ns) + ".toml");
+  std::ofstream(profile) << "[machine]\nextends = \"generic\"\nname = \"switch_mm\"\ntopology = \"1s2c1t\"\n"
+                         << "[costs]\nswitch_mm = { value = " << switch_mm_ns << ", unit = \"ns\", source = \"test\" }\n"
+                         << "cost_jitter_permille = { value = 0, unit = \"permille\", source = \"test\" }\n";
+  TinySim s(profile.string(), "linux-4.0");
+  workload::Fd there[2], back[2];
+  workload::make_pipe(s.k.config(), there);
+  workload::make_pipe(s.k.config(), back);
+  kernel::Program child = [&](Proc& p) -> Co<void> {
+    co_await p.sched_setaffinity(only_cpu(child_cpu));
+    co_await testsupport::pinger(p, &there[0], &back[1], rounds, false);
+  };
+  s.k.spawn("parent", [&](Proc& p) -> Co<void> {
+    co_await p.sched_setaffinity(only_cpu(parent_cpu));
+    co_await p.fork("child", child, thread);
+    co_await testsupport::pinger(p, &back[0], &there[1], rounds, true);
+  }, parent_cpu);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  return s.k.work_by_path()[static_cast<size_t>(kernel::CostPath::ContextSwitch)];
+}
+// How many times the ping-pong loaded an address space: the switch work it
+// adds at a switch_mm of 1 ms, in whole milliseconds.
+int64_t address_space_loads(bool thread, int parent_cpu, int child_cpu, int rounds) {
+  constexpr int64_t kSwitchMmNs = 1000000;
+  const int64_t added = switch_work_of_a_forked_pingpong(kSwitchMmNs, thread, parent_cpu, child_cpu, rounds) -
+                        switch_work_of_a_forked_pingpong(0, thread, parent_cpu, child_cpu, rounds);
+  EXPECT_EQ(added % kSwitchMmNs, 0);
+  return added / kSwitchMmNs;
+}
+}  // namespace
+
+// 4.0 context_switch()/switch_mm(): two processes on one CPU change the
+// address space at every switch between them, two loads a round trip more
+// for every round trip more; two threads of one process never do; and
+// across two CPUs each task switches only with the idle task, which keeps
+// the mm it found (enter_lazy_tlb()), so the loads are the start's (the
+// parent, the child where fork placed it, each on its own CPU) however many
+// round trips follow.
+TEST(Switch, AnAddressSpaceIsLoadedOnlyWhenItChanges) {
+  EXPECT_EQ(address_space_loads(false, 0, 0, 100) - address_space_loads(false, 0, 0, 50), 100);
+  EXPECT_LE(address_space_loads(true, 0, 0, 100), 1);
+  EXPECT_EQ(address_space_loads(true, 0, 0, 100), address_space_loads(true, 0, 0, 50));
+  EXPECT_LE(address_space_loads(false, 0, 1, 100), 4);
+  EXPECT_EQ(address_space_loads(false, 0, 1, 100), address_space_loads(false, 0, 1, 50));
+  EXPECT_LE(address_space_loads(true, 0, 1, 100), 2);
+  EXPECT_EQ(address_space_loads(true, 0, 1, 100), address_space_loads(true, 0, 1, 50));
+}

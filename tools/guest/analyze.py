@@ -122,18 +122,20 @@ for label, r in runs.items():
            if all('se.nr_migrations' in S[p] for S in (A, B) for p in pids) else ''))
 
 # Runs labelled NAME_b_N and NAME_w_N are the stock kernel and the patched
-# one in turn (runs-wake-idle-cpu*.txt, runs-measured-machine*.txt): per
-# NAME, over every log given, each figure's mean over the pairs, stock then
-# patched, and the mean of each patched run's change against its own pair's
-# stock run, with Student's 95% interval (two-sided t, n - 1 degrees).
+# one in turn (runs-wake-idle-cpu*.txt, runs-measured-machine*.txt), and
+# NAME_p_N and NAME_t_N a benchmark's processes and its threads
+# (runs-threads.txt): per NAME, over every log given, each figure's mean
+# over the pairs, the first run's then the second's, and the mean of each
+# second run's change against its own pair's first, with Student's 95%
+# interval (two-sided t, n - 1 degrees).
 T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
         2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
 def t975(df):
     return T975[df - 1] if df <= len(T975) else 1.96 + 2.4 / df  # within 0.1% of the quantile beyond 30
 pairs = collections.OrderedDict()
 for label in figures:
-    m = re.match(r'((?:\d+:)?)(.+)_b_(\w+)$', label)
-    patched = m and f'{m.group(1)}{m.group(2)}_w_{m.group(3)}'
+    m = re.match(r'((?:\d+:)?)(.+)_([bp])_(\w+)$', label)
+    patched = m and f'{m.group(1)}{m.group(2)}_{"w" if m.group(3) == "b" else "t"}_{m.group(4)}'
     if patched in figures:
         pairs.setdefault(m.group(2), []).append((figures[label], figures[patched]))
 for name, runs_of in pairs.items():

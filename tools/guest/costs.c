@@ -15,6 +15,7 @@
  * and 1.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -224,38 +225,61 @@ static int64_t streaming_calls(int64_t iterations, void* ctx) {
 
 /* lat_pipe / lat_ctx: two processes pass a token over two pipes, pinned to
  * the given CPUs; the time is per round trip (two wakeups, two switches or
- * two idle exits). */
+ * two idle exits). With `threads` the partner is a thread of the same
+ * process (pthread_create(), CLONE_VM), so a switch between the two does not
+ * change the address space: context_switch() skips switch_mm()'s CR3 load
+ * (arch/x86/mm/tlb.c switch_mm_irqs_off(): "if (prev == next)"), and the
+ * difference from the processes' round trip on one CPU is what the model's
+ * switch_mm cost is. */
 struct round_trip {
   int cpu_a, cpu_b;
   size_t size;
+  int threads;
+  int there[2], back[2];
+  int64_t iterations;
 };
+static void* partner(void* ctx) {
+  struct round_trip* rt = ctx;
+  char token[MESSAGE] = {0};
+  pin(rt->cpu_b);
+  for (int64_t i = 0; i < rt->iterations + 1; i++) {
+    if (read(rt->there[0], token, rt->size) != (ssize_t)rt->size) _exit(5);
+    if (write(rt->back[1], token, rt->size) != (ssize_t)rt->size) _exit(6);
+  }
+  return NULL;
+}
 static int64_t round_trips(int64_t iterations, void* ctx) {
   struct round_trip* rt = ctx;
-  int there[2], back[2];
-  if (pipe(there) || pipe(back)) exit(4);
+  if (pipe(rt->there) || pipe(rt->back)) exit(4);
+  rt->iterations = iterations;
   char token[MESSAGE] = {0};
-  pid_t child = fork();
-  if (child == 0) {
-    close(there[1]), close(back[0]);  /* so each side sees the other's exit */
-    pin(rt->cpu_b);
-    for (int64_t i = 0; i < iterations + 1; i++) {
-      if (read(there[0], token, rt->size) != (ssize_t)rt->size) _exit(5);
-      if (write(back[1], token, rt->size) != (ssize_t)rt->size) _exit(6);
-    }
+  pthread_t thread;
+  pid_t child = 0;
+  if (rt->threads) {
+    if (pthread_create(&thread, NULL, partner, rt)) exit(4);
+  } else if ((child = fork()) == 0) {
+    close(rt->there[1]), close(rt->back[0]);  /* so each side sees the other's exit */
+    partner(rt);
     _exit(0);
   }
-  close(there[0]), close(back[1]);
   pin(rt->cpu_a);
-  /* one round trip first, so the child is pinned and asleep in read() */
-  if (write(there[1], token, rt->size) != (ssize_t)rt->size || read(back[0], token, rt->size) != (ssize_t)rt->size) exit(7);
+  /* one round trip first, so the partner is pinned and asleep in read() */
+  if (write(rt->there[1], token, rt->size) != (ssize_t)rt->size || read(rt->back[0], token, rt->size) != (ssize_t)rt->size)
+    exit(7);
   int64_t t0 = now_ns();
   for (int64_t i = 0; i < iterations; i++) {
-    if (write(there[1], token, rt->size) != (ssize_t)rt->size) exit(8);
-    if (read(back[0], token, rt->size) != (ssize_t)rt->size) exit(9);
+    if (write(rt->there[1], token, rt->size) != (ssize_t)rt->size) exit(8);
+    if (read(rt->back[0], token, rt->size) != (ssize_t)rt->size) exit(9);
   }
   int64_t elapsed = now_ns() - t0;
-  waitpid(child, NULL, 0);
-  close(there[1]), close(back[0]);
+  if (rt->threads) {
+    pthread_join(thread, NULL);
+    close(rt->there[0]), close(rt->back[1]);
+  } else {
+    close(rt->there[0]), close(rt->back[1]);
+    waitpid(child, NULL, 0);
+  }
+  close(rt->there[1]), close(rt->back[0]);
   return elapsed;
 }
 
@@ -361,9 +385,14 @@ int main(int argc, char** argv) {
   pipe_one.write_fd[0] = pfd[1], pipe_one.read_fd[0] = pfd[0];
   measure_writes_and_reads("pipe_write_4", "pipe_read_4", &pipe_one);
 
-  struct round_trip same_cpu = {0, 0, 4}, cross_cpu = {0, 1, 4};
+  static struct round_trip same_cpu = {.cpu_a = 0, .cpu_b = 0, .size = 4},
+                           cross_cpu = {.cpu_a = 0, .cpu_b = 1, .size = 4},
+                           same_cpu_threads = {.cpu_a = 0, .cpu_b = 0, .size = 4, .threads = 1},
+                           cross_cpu_threads = {.cpu_a = 0, .cpu_b = 1, .size = 4, .threads = 1};
   measure("pipe_round_trip_same_cpu", "ns/round_trip", round_trips, &same_cpu);
   measure("pipe_round_trip_cpu0_cpu1", "ns/round_trip", round_trips, &cross_cpu);
+  measure("pipe_round_trip_same_cpu_threads", "ns/round_trip", round_trips, &same_cpu_threads);
+  measure("pipe_round_trip_cpu0_cpu1_threads", "ns/round_trip", round_trips, &cross_cpu_threads);
   measure("line_round_trip_cpu0_cpu1", "ns/round_trip", line_round_trips, NULL);
   pin(1);
   tick_gaps();

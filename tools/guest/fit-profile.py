@@ -6,8 +6,9 @@ from runs on this project's own machine (tools/guest/measured-host/), or
 machines/qemu-tcg-2s1c-streaming.toml, qemu-tcg-2s1c's AF_UNIX calls as
 they cost while the other end streams (tools/guest/measured-streaming/):
 
-    tools/guest/fit-profile.py build/release/schedlab LOG... > machines/qemu-tcg-2s1c.toml
-    tools/guest/fit-profile.py --machine kvm-epyc-1s2c build/release/schedlab LOG... > machines/kvm-epyc-1s2c.toml
+    tools/guest/fit-profile.py [--switch-mm LOG,...] build/release/schedlab LOG... > machines/qemu-tcg-2s1c.toml
+    tools/guest/fit-profile.py --machine kvm-epyc-1s2c [--switch-mm LOG,...] build/release/schedlab LOG... \
+        > machines/kvm-epyc-1s2c.toml
     tools/guest/fit-profile.py --machine qemu-tcg-2s1c-streaming build/release/schedlab LOG... \
         > machines/qemu-tcg-2s1c-streaming.toml
 
@@ -19,7 +20,11 @@ two tasks on one CPU sets the switch's costs (context_switch, schedule_base
 and ttwu_base, kept in generic's 1000:500:300), and the round trip between
 the two CPUs the HLT state's exit latency. The kernel paths costs.c does not
 reach are generic's, times the ratio of the measured system calls to
-generic's for the same calls. Prints the medians and fits to stderr."""
+generic's for the same calls. switch_mm, what a change of address space adds
+to a switch, comes from the --switch-mm logs alone (costs.c's round trips
+between processes and between threads, paired within each run), so that
+adding it moved no other median; without them it is 0. Prints the medians
+and fits to stderr."""
 import json, os, re, statistics, subprocess, sys, tempfile
 
 GENERIC = dict(syscall_entry=60, context_switch=1000, schedule_base=500, ttwu_base=300, pick_scan_per_task=20,
@@ -190,6 +195,31 @@ description = "qemu-tcg-2s1c with its AF_UNIX calls' costs measured while the ot
     return ''.join(out)
 
 
+def switch_mm_of(runs, spec):
+    """switch_mm: half what a pipe round trip between two processes on one
+    CPU takes over one between two threads of a process (costs.c
+    pipe_round_trip_same_cpu and pipe_round_trip_same_cpu_threads), the
+    median of each run's difference; the two switches of a round trip
+    change the address space only between processes. Across the two CPUs
+    every switch is to or from the idle task, which keeps the last mm, so
+    processes and threads should take the same there: printed as a check."""
+    paired = {label: r for label, r in runs.items()
+              if 'pipe_round_trip_same_cpu' in r and 'pipe_round_trip_same_cpu_threads' in r}
+    if not paired: sys.exit('no run measured pipe_round_trip_same_cpu and pipe_round_trip_same_cpu_threads')
+    delta = statistics.median(r['pipe_round_trip_same_cpu'] - r['pipe_round_trip_same_cpu_threads'] for r in paired.values())
+    cross = [r['pipe_round_trip_cpu0_cpu1'] - r['pipe_round_trip_cpu0_cpu1_threads'] for r in paired.values()
+             if 'pipe_round_trip_cpu0_cpu1_threads' in r]
+    boots = boots_of(paired, 'pipe_round_trip_same_cpu_threads')
+    print(f'switch_mm: processes - threads on one CPU, median {delta:.0f} ns a round trip over {len(paired)} runs in '
+          f'{boots} logs; across the CPUs {statistics.median(cross) if cross else float("nan"):.0f} ns', file=sys.stderr)
+    value = max(0.0, delta / 2)
+    return value, (f'[measured] half the median difference between a pipe round trip of two processes and one of two '
+                   f'threads of a process on one CPU ({delta:.0f} ns; costs.c pipe_round_trip_same_cpu less '
+                   f'pipe_round_trip_same_cpu_threads, each run\'s own difference, over {len(paired)} runs in {boots} '
+                   f'{spec["logs"]}{", at least 0" if delta < 0 else ""}): the round trip\'s two switches change the '
+                   f'address space only between processes (tools/guest/fit-profile.py --switch-mm)')
+
+
 def main():
     args = sys.argv[1:]
     machine = 'qemu-tcg-2s1c'
@@ -202,8 +232,13 @@ def main():
         sys.exit(f'fit-profile.py: no machine {machine!r}; these have measurements: '
                  f'{", ".join(list(MACHINES) + ["qemu-tcg-2s1c-streaming"])}')
     spec = MACHINES[machine]
+    switch_mm_paths = []
+    if args[:1] == ['--switch-mm']:
+        switch_mm_paths, args = args[1].split(','), args[2:]
     schedlab, paths = args[0], args[1:]
     runs = read_runs(paths)
+    switch_mm, switch_mm_source = switch_mm_of(read_runs(switch_mm_paths), spec) if switch_mm_paths else \
+        (0, '[not measured] this machine\'s logs hold no round trip between threads; context_switch holds it')
     med, count = {}, {}
     for name in ('getppid', 'unix_stream_write_100', 'unix_stream_read_100', 'unix_stream_write_100_over_20',
                  'unix_stream_read_100_over_20', 'pipe_write_4', 'pipe_read_4',
@@ -255,6 +290,7 @@ def main():
 ''']
         out.append(cost('syscall_entry', syscall, 'ns', f'[measured] getppid(), {source_runs}'))
         out.append(cost('context_switch', GENERIC['context_switch'] * k_switch, 'ns', switch_source))
+        out.append(cost('switch_mm', switch_mm, 'ns', switch_mm_source))
         out.append(cost('schedule_base', GENERIC['schedule_base'] * k_switch, 'ns', switch_source))
         for name in ('pick_scan_per_task',):
             out.append(cost(name, GENERIC[name] * scale, 'ns', scaled_source))

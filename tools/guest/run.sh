@@ -41,7 +41,7 @@ for lib in $( (ldd /usr/bin/perf; ldd /usr/bin/hackbench) | awk '/=>/ {print $3}
   cp -L "$lib" "$root$lib"
 done
 # the per-call costs of the emulated machine (tools/guest/costs.c; runs-costs.txt)
-gcc -O2 -static -o "$root/usr/bin/costs" "$here/costs.c"
+gcc -O2 -static -pthread -o "$root/usr/bin/costs" "$here/costs.c"
 cp "$here/guest-init.sh" "$root/init"
 chmod +x "$root/init"
 cp "$runs" "$root/runs.txt"
