@@ -638,6 +638,8 @@ class Cfs final : public SchedClass {
   bool should_we_balance(LbEnv& env);
   int find_busiest_group(LbEnv& env, SdLbStats& sds);
   void update_sd_lb_stats(LbEnv& env, SdLbStats& sds);
+  template <class Sds, class UpdateGroup, class PickBusiest>
+  void walk_sd_groups(LbEnv& env, Sds& sds, UpdateGroup update_group, PickBusiest pick_busiest);
   void update_sg_lb_stats(LbEnv& env, const SchedGroup& group, int load_idx, bool local,
                           SgLbStats& sgs, bool* overload);
   int64_t sg_capacity_factor(const LbEnv& env, const SchedGroup& group) const;
@@ -647,6 +649,7 @@ class Cfs final : public SchedClass {
   bool can_migrate_task(Task* p, LbEnv& env);
   bool task_hot(Task* p, const LbEnv& env);
   int detach_tasks(LbEnv& env);
+  static bool detach_loop_ends(LbEnv& env);
   int more_balance(LbEnv& env, int busiest);
   void attach_tasks(LbEnv& env);
   void move_task(Task* p, int src, int dst);
@@ -2992,6 +2995,21 @@ void Cfs::move_task(Task* p, int src, int dst) {
   check_preempt_curr(dst, p, 0);
 }
 
+// detach_tasks()'s count of the tasks it has looked at, 4.0's and 6.1's
+// alike: past sched_nr_migrate it stops, and every sched_nr_migrate_break
+// it stops too with LBF_NEED_BREAK, so that load_balance() drops the
+// runqueue locks and comes back for more.
+bool Cfs::detach_loop_ends(LbEnv& env) {
+  env.loop++;
+  if (env.loop > env.loop_max) return true;
+  if (env.loop > env.loop_break) {
+    env.loop_break += sched_nr_migrate_break;
+    env.flags |= LBF_NEED_BREAK;
+    return true;
+  }
+  return false;
+}
+
 int Cfs::detach_tasks(LbEnv& env) {
   if (env.imbalance <= 0) return 0;
   std::list<Task*>& tasks = rq(env.src_cpu).cfs_tasks;
@@ -3000,13 +3018,7 @@ int Cfs::detach_tasks(LbEnv& env) {
   size_t budget = tasks.size();
   while (!tasks.empty() && budget-- > 0) {
     Task* p = tasks.front();
-    env.loop++;
-    if (env.loop > env.loop_max) break;
-    if (env.loop > env.loop_break) {
-      env.loop_break += sched_nr_migrate_break;
-      env.flags |= LBF_NEED_BREAK;
-      break;
-    }
+    if (detach_loop_ends(env)) break;
     if (!can_migrate_task(p, env)) {
       tasks.splice(tasks.end(), tasks, tasks.begin());
       continue;
@@ -3085,6 +3097,29 @@ void Cfs::update_sg_lb_stats(LbEnv& env, const SchedGroup& group, int load_idx, 
   sgs.group_has_free_capacity = sgs.group_capacity_factor > sgs.sum_nr_running;
 }
 
+// The walk over a domain's groups that update_sd_lb_stats() makes in 4.0
+// and in 6.1 alike (kernel/sched/fair.c): each group's statistics, the
+// local group's kept in sds.local_stat; every other group offered to the
+// kernel's update_sd_pick_busiest(); the totals; and at the top level the
+// root domain's overload. What differs between the two kernels is the
+// statistics and the pick, which the callers pass.
+template <class Sds, class UpdateGroup, class PickBusiest>
+void Cfs::walk_sd_groups(LbEnv& env, Sds& sds, UpdateGroup update_group, PickBusiest pick_busiest) {
+  bool overload = false;
+  for (size_t g = 0; g < env.sd->groups.size(); ++g) {
+    const SchedGroup& sg = env.sd->groups[g];
+    const bool local = sg.cpus.test(env.dst_cpu);
+    decltype(sds.local_stat) tmp;
+    auto& sgs = local ? sds.local_stat : tmp;
+    if (local) sds.local = static_cast<int>(g);
+    update_group(sg, local, sgs, &overload);
+    if (!local) pick_busiest(static_cast<int>(g), sgs);
+    sds.total_load += sgs.group_load;
+    sds.total_capacity += sgs.group_capacity;
+  }
+  if (env.sd_level == static_cast<int>(core_.domains().of(env.dst_cpu).size()) - 1) rd_overload_ = overload;
+}
+
 void Cfs::update_sd_lb_stats(LbEnv& env, SdLbStats& sds) {
   auto& chain = core_.domains().of(env.dst_cpu);
   const SchedDomain* child = env.sd_level > 0 ? &chain[static_cast<size_t>(env.sd_level - 1)] : nullptr;
@@ -3092,36 +3127,24 @@ void Cfs::update_sd_lb_stats(LbEnv& env, SdLbStats& sds) {
   const int load_idx = env.idle == CpuIdleType::NotIdle     ? env.sd->busy_idx
                        : env.idle == CpuIdleType::NewlyIdle ? env.sd->newidle_idx
                                                             : env.sd->idle_idx;
-  bool overload = false;
-  for (size_t g = 0; g < env.sd->groups.size(); ++g) {
-    const SchedGroup& sg = env.sd->groups[g];
-    const bool local = sg.cpus.test(env.dst_cpu);
-    SgLbStats tmp;
-    SgLbStats& sgs = local ? sds.local_stat : tmp;
-    if (local) sds.local = static_cast<int>(g);
-    update_sg_lb_stats(env, sg, load_idx, local, sgs, &overload);
-    if (!local) {
-      if (prefer_sibling && sds.local >= 0 && sds.local_stat.group_has_free_capacity) {
-        sgs.group_capacity_factor = std::min<int64_t>(sgs.group_capacity_factor, 1);
-        sgs.group_type =
-            sgs.sum_nr_running > sgs.group_capacity_factor ? GroupType::Overloaded : GroupType::Other;
-      }
-      // update_sd_pick_busiest()
-      const auto& b = sds.busiest_stat;
-      bool pick = false;
-      if (sgs.group_type > b.group_type)
-        pick = true;
-      else if (sgs.group_type == b.group_type && sgs.avg_load > b.avg_load)
-        pick = true;
-      if (pick) {
-        sds.busiest = static_cast<int>(g);
-        sds.busiest_stat = sgs;
-      }
-    }
-    sds.total_load += sgs.group_load;
-    sds.total_capacity += sgs.group_capacity;
-  }
-  if (env.sd_level == static_cast<int>(chain.size()) - 1) rd_overload_ = overload;
+  walk_sd_groups(
+      env, sds,
+      [&](const SchedGroup& sg, bool local, SgLbStats& sgs, bool* overload) {
+        update_sg_lb_stats(env, sg, load_idx, local, sgs, overload);
+      },
+      [&](int g, SgLbStats& sgs) {
+        if (prefer_sibling && sds.local >= 0 && sds.local_stat.group_has_free_capacity) {
+          sgs.group_capacity_factor = std::min<int64_t>(sgs.group_capacity_factor, 1);
+          sgs.group_type =
+              sgs.sum_nr_running > sgs.group_capacity_factor ? GroupType::Overloaded : GroupType::Other;
+        }
+        // update_sd_pick_busiest()
+        const auto& b = sds.busiest_stat;
+        if (sgs.group_type > b.group_type || (sgs.group_type == b.group_type && sgs.avg_load > b.avg_load)) {
+          sds.busiest = g;
+          sds.busiest_stat = sgs;
+        }
+      });
 }
 
 void Cfs::fix_small_imbalance(LbEnv& env, SdLbStats& sds) {
@@ -3734,29 +3757,25 @@ void Cfs::update_sg_lb_stats_v61(LbEnv& env, const SchedGroup& group, GroupStats
     sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
 }
 
-// update_sd_lb_stats() of 6.1. Its walk over the groups is 4.0's (above,
-// Cfs::update_sd_lb_stats()) over 6.1's statistics; the two are kept apart,
-// as the kernels keep them, so that each reads like its own fair.c.
+// update_sd_lb_stats() of 6.1: 4.0's walk over the groups
+// (Cfs::walk_sd_groups()) with 6.1's statistics and update_sd_pick_busiest(),
+// which skips an empty group; and prefer_sibling from the child domain's
+// flags, not SD_PREFER_SIBLING.
 void Cfs::update_sd_lb_stats_v61(LbEnv& env, SdLbStatsV61& sds) {
-  bool overload = false;
-  for (size_t g = 0; g < env.sd->groups.size(); ++g) {
-    const SchedGroup& sg = env.sd->groups[g];
-    const bool local = sg.cpus.test(env.dst_cpu);
-    GroupStatsV61 tmp;
-    GroupStatsV61& sgs = local ? sds.local_stat : tmp;
-    if (local) sds.local = static_cast<int>(g);
-    update_sg_lb_stats_v61(env, sg, sgs, &overload);
-    if (!local && sgs.sum_h_nr_running && busier_v61(sgs, sds.busiest_stat)) {
-      sds.busiest = static_cast<int>(g);
-      sds.busiest_stat = sgs;
-    }
-    sds.total_load += sgs.group_load;
-    sds.total_capacity += sgs.group_capacity;
-  }
+  walk_sd_groups(
+      env, sds,
+      [&](const SchedGroup& sg, bool, GroupStatsV61& sgs, bool* overload) {
+        update_sg_lb_stats_v61(env, sg, sgs, overload);
+      },
+      [&](int g, const GroupStatsV61& sgs) {
+        if (sgs.sum_h_nr_running && busier_v61(sgs, sds.busiest_stat)) {
+          sds.busiest = g;
+          sds.busiest_stat = sgs;
+        }
+      });
   auto& chain = core_.domains().of(env.dst_cpu);
   const SchedDomain* child = env.sd_level > 0 ? &chain[static_cast<size_t>(env.sd_level - 1)] : nullptr;
   sds.prefer_sibling = child && !(child->flags & SD_NUMA);
-  if (env.sd_level == static_cast<int>(chain.size()) - 1) rd_overload_ = overload;
 }
 
 void Cfs::calculate_imbalance_v61(LbEnv& env, SdLbStatsV61& sds) {
@@ -3896,13 +3915,7 @@ int Cfs::detach_tasks_v61(LbEnv& env) {
   while (!tasks.empty()) {
     // "We don't want to steal all, otherwise we may be treated likewise"
     if (env.idle != CpuIdleType::NotIdle && nr_running(env.src_cpu) <= 1) break;
-    env.loop++;
-    if (env.loop > env.loop_max) break;
-    if (env.loop > env.loop_break) {
-      env.loop_break += sched_nr_migrate_break;
-      env.flags |= LBF_NEED_BREAK;
-      break;
-    }
+    if (detach_loop_ends(env)) break;
     Task* p = tasks.back();
     env.task_hot = false;
     bool take = can_migrate_task(p, env);
