@@ -637,6 +637,12 @@ void Kernel::schedule(int c, bool preempt) {
   }
   k.need_resched = false;
   charge(c, jitter(costs.schedule_base), CostPath::Schedule);
+  // deactivate_task() of a prev that sleeps or dies, after __schedule()'s
+  // update_rq_clock(): like the rest of the switch it is charged to the task
+  // that runs next (the wait queue's own way in and out, which the sleeper
+  // pays, is folded into the same measured cost).
+  if (costs.dequeue_sleep > 0 && (st == obs::PrevState::Sleeping || st == obs::PrevState::Dead))
+    charge(c, jitter(costs.dequeue_sleep), CostPath::Schedule);
   if (ttwu_lines_ && prev) {
     const bool sleeps = st == obs::PrevState::Sleeping || st == obs::PrevState::Dead;
     charge(c, sched_lines::deschedule(machine_, c, prev->lines, sleeps, k.rq_lines), CostPath::Schedule);
@@ -1352,6 +1358,11 @@ void Kernel::activate_task(Task* p, int c, int flags) {
 // ttwu_do_wakeup() (4.0) runs check_preempt_curr() before
 // trace_sched_wakeup(), so a resched without an IPI is traced first.
 void Kernel::ttwu_do_activate(Task* p, int c, int wake_flags) {
+  // The enqueue and the preemption check cost the CPU that does them: the
+  // waker's for a wakeup it activates itself (ttwu_queue()), the wakee's for
+  // one queued on its wake list (sched_ttwu_pending(), from the IPI).
+  if (const int64_t activate = machine_.costs().ttwu_activate; activate > 0)
+    charge(this_cpu_, jitter(activate), CostPath::Wakeup);
   activate_task(p, c, ENQUEUE_WAKEUP);
   policy_->check_preempt_curr(c, p, wake_flags);
   for (auto* o : observers_) o->on_wakeup(now_ns(), this_cpu_, p, c, false);

@@ -2262,3 +2262,69 @@ TEST(Switch, AnAddressSpaceIsLoadedOnlyWhenItChanges) {
   EXPECT_LE(address_space_loads(true, 0, 1, 100), 2);
   EXPECT_EQ(address_space_loads(true, 0, 1, 100), address_space_loads(true, 0, 1, 50));
 }
+
+// ---- ttwu_activate and dequeue_sleep: the wakeup's enqueue, the sleep's dequeue ----
+namespace {
+struct PingpongCharges {
+  int64_t activations, dequeues, wakeups;
+};
+// The work a ping-pong of two processes pinned to `parent_cpu` and
+// `child_cpu` charges to the wakeup and schedule paths, with both new costs
+// at `ns`, and the wakeups CFS placed (place_entity() for a wakeup).
+PingpongCharges pingpong(int64_t ns, int parent_cpu, int child_cpu, int rounds) {
+  const auto profile = std::filesystem::path(::testing::TempDir()) /
+                       ("schedlab_activate_dequeue_" + std::to_string(ns) + ".toml");
+  std::ofstream(profile) << "[machine]\nextends = \"generic\"\nname = \"activate_dequeue\"\n"
+                         << "topology = \"1s2c1t\"\nprivate_llc = true\n[costs]\n"
+                         << "ttwu_activate = { value = " << ns << ", unit = \"ns\", source = \"test\" }\n"
+                         << "dequeue_sleep = { value = " << 1000 * ns << ", unit = \"ns\", source = \"test\" }\n"
+                         << "cost_jitter_permille = { value = 0, unit = \"permille\", source = \"test\" }\n";
+  TinySim s(profile.string(), "linux-4.0");
+  workload::Fd there[2], back[2];
+  workload::make_pipe(s.k.config(), there);
+  workload::make_pipe(s.k.config(), back);
+  kernel::Program child = [&](Proc& p) -> Co<void> {
+    co_await p.sched_setaffinity(only_cpu(child_cpu));
+    co_await testsupport::pinger(p, &there[0], &back[1], rounds, false);
+  };
+  s.k.spawn("parent", [&](Proc& p) -> Co<void> {
+    co_await p.sched_setaffinity(only_cpu(parent_cpu));
+    co_await p.fork("child", child, false);
+    co_await testsupport::pinger(p, &back[0], &there[1], rounds, true);
+  }, parent_cpu);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  const auto& work = s.k.work_by_path();
+  return {work[static_cast<size_t>(kernel::CostPath::Wakeup)], work[static_cast<size_t>(kernel::CostPath::Schedule)],
+          s.policy_counters().at("wakeups_placed")};
+}
+// Over 50 more round trips: the activations and dequeues charged, at 1 ns
+// and 1 us a charge (too little to change the run's course; a charge's work
+// is then its count), and the wakeups placed.
+PingpongCharges charges_per_50_round_trips(int parent_cpu, int child_cpu) {
+  auto added = [&](int rounds) {
+    const auto with = pingpong(1, parent_cpu, child_cpu, rounds), without = pingpong(0, parent_cpu, child_cpu, rounds);
+    return PingpongCharges{with.activations - without.activations, (with.dequeues - without.dequeues) / 1000,
+                           without.wakeups};
+  };
+  const auto more = added(100), fewer = added(50);
+  return {more.activations - fewer.activations, more.dequeues - fewer.dequeues, more.wakeups - fewer.wakeups};
+}
+}  // namespace
+
+// Every wakeup's activation is charged once, whether the waker enqueues the
+// wakee itself (one CPU) or the wakee's CPU does from its wake list (two
+// CPUs with private LLCs: 4.0's ttwu_queue_remote()); and in a ping-pong
+// every wakeup follows a sleep, whose dequeue is charged once, to the
+// switch away from the sleeper. On one CPU the woken parent preempts its
+// child, which then finds its token without sleeping: one wakeup a round
+// trip; across two CPUs both sides sleep: two.
+TEST(Switch, AWakeupActivatesOnceAndASleepDequeuesOnce) {
+  const auto one_cpu = charges_per_50_round_trips(0, 0), two_cpus = charges_per_50_round_trips(0, 1);
+  EXPECT_EQ(one_cpu.activations, one_cpu.wakeups);
+  EXPECT_EQ(one_cpu.dequeues, one_cpu.wakeups);
+  EXPECT_EQ(one_cpu.wakeups, 50);
+  EXPECT_EQ(two_cpus.activations, two_cpus.wakeups);
+  EXPECT_EQ(two_cpus.dequeues, two_cpus.wakeups);
+  EXPECT_EQ(two_cpus.wakeups, 100);
+}

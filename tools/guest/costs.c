@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -32,6 +33,7 @@
 #define MAX_ROUNDS 4096
 #define MESSAGE 100 /* hackbench's DATASIZE */
 #define LARGE 1000  /* with MESSAGE, the copy's cost per byte */
+#define PIPE_TOKEN 4 /* lat_pipe's and perf bench sched pipe's token */
 #define BATCH 64    /* messages queued before they are read: at most 64 KB, under the socket buffer */
 
 static double seconds_each = 2.0;
@@ -230,11 +232,15 @@ static int64_t streaming_calls(int64_t iterations, void* ctx) {
  * change the address space: context_switch() skips switch_mm()'s CR3 load
  * (arch/x86/mm/tlb.c switch_mm_irqs_off(): "if (prev == next)"), and the
  * difference from the processes' round trip on one CPU is what the model's
- * switch_mm cost is. */
+ * switch_mm cost is. With `unix_socket` the token is hackbench's message (100
+ * bytes) over two AF_UNIX stream socketpairs instead of pipes: the same
+ * difference in the calls hackbench makes, which touch more kernel memory
+ * after each switch than a pipe's. */
 struct round_trip {
   int cpu_a, cpu_b;
   size_t size;
   int threads;
+  int unix_socket;
   int there[2], back[2];
   int64_t iterations;
 };
@@ -250,7 +256,9 @@ static void* partner(void* ctx) {
 }
 static int64_t round_trips(int64_t iterations, void* ctx) {
   struct round_trip* rt = ctx;
-  if (pipe(rt->there) || pipe(rt->back)) exit(4);
+  if (rt->unix_socket ? socketpair(AF_UNIX, SOCK_STREAM, 0, rt->there) || socketpair(AF_UNIX, SOCK_STREAM, 0, rt->back)
+                     : pipe(rt->there) || pipe(rt->back))
+    exit(4);
   rt->iterations = iterations;
   char token[MESSAGE] = {0};
   pthread_t thread;
@@ -281,6 +289,139 @@ static int64_t round_trips(int64_t iterations, void* ctx) {
   }
   close(rt->there[1]), close(rt->back[0]);
   return elapsed;
+}
+
+/* A switch without a wakeup: two threads of this process pinned to CPU 0
+ * take turns through a shared word, each calling sched_yield() until the
+ * word says it is its turn; per round trip, so two switches. With two tasks
+ * on the runqueue, yield_task_fair() marks the yielder the skip buddy and
+ * pick_next_entity() takes the other (6.1 kernel/sched/fair.c), so every
+ * yield switches; yields a round trip is printed as a check (2 when every
+ * yield switched). Set beside pipe_round_trip_same_cpu_threads, the same
+ * two switches with a write, a read and a wakeup each instead of a yield,
+ * it splits the round trip between the switch and the wakeup on the
+ * waker's side, with both paths hot. */
+static int64_t yield_word, *yield_turn = &yield_word;
+static int64_t yields_counted, yield_trips_counted;
+struct yielding {
+  int64_t iterations;
+  int64_t yields;
+};
+static void* yielding_partner(void* ctx) {
+  struct yielding* y = ctx;
+  pin(0);
+  for (int64_t i = 0; i < y->iterations + 1; i++) {
+    while (__atomic_load_n(yield_turn, __ATOMIC_ACQUIRE) != 2 * i + 1) sched_yield(), y->yields++;
+    __atomic_store_n(yield_turn, 2 * i + 2, __ATOMIC_RELEASE);
+  }
+  return NULL;
+}
+static int64_t yield_round_trips(int64_t iterations, void* ctx) {
+  (void)ctx;
+  struct yielding y = {.iterations = iterations};
+  *yield_turn = 0;
+  pin(0);
+  pthread_t partner_thread;
+  if (pthread_create(&partner_thread, NULL, yielding_partner, &y)) exit(12);
+  int64_t mine = 0, t0 = 0;
+  for (int64_t i = 0; i < iterations + 1; i++) {
+    if (i == 1) t0 = now_ns(), mine = 0, y.yields = 0;  /* the first round trip starts the partner */
+    __atomic_store_n(yield_turn, 2 * i + 1, __ATOMIC_RELEASE);
+    while (__atomic_load_n(yield_turn, __ATOMIC_ACQUIRE) != 2 * i + 2) sched_yield(), mine++;
+  }
+  int64_t elapsed = now_ns() - t0;
+  pthread_join(partner_thread, NULL);
+  yields_counted += mine + y.yields;
+  yield_trips_counted += iterations;
+  return elapsed;
+}
+static void measure_yield_round_trips(void) {
+  yields_counted = yield_trips_counted = 0;
+  measure("yield_round_trip_same_cpu_threads", "ns/round_trip", yield_round_trips, NULL);
+  printf("COST yields_per_round_trip %.3f yields/round_trip\n", (double)yields_counted / (double)yield_trips_counted);
+  fflush(stdout);
+}
+
+/* The waker's side of a wakeup, hot: SLEEPERS threads of this process, each
+ * asleep in read() on a pipe of its own, and on CPU 0 one write of 4 B to
+ * each pipe in turn, timed together; per write. Before each batch the writer
+ * sleeps (nanosleep) long enough for every reader to have read its token and
+ * gone back to sleep. The readers are pinned, so try_to_wake_up() skips the
+ * fair class's placement (select_task_rq(): one allowed CPU). On CPU 0 they
+ * run at nice 19 so that none preempts the writer (wakeup_gran() scales the
+ * 2 ms granularity by the wakee's weight, 1024/15): each write pays the
+ * wake-up's enqueue on its own runqueue (ttwu_do_activate()) and the
+ * preemption check. On CPU 1 each write queues its reader on CPU 1's wake
+ * list (6.1 ttwu_queue_cond(): the two CPUs share no cache), with one IPI
+ * for as many wakeups as find the list empty; CPU 1's function-call
+ * interrupts (/proc/interrupts, CAL) over the run are printed per write
+ * (<name>_ipis). Without readers the same
+ * writes wake nobody (the wait queues are empty): the difference is what a
+ * wakeup costs its waker, apart from the placement. */
+#define SLEEPERS 32
+struct sleepers {
+  int cpu;  /* -1: no readers */
+  int fds[SLEEPERS][2];
+  int index[SLEEPERS];
+};
+static struct sleepers sleepers;
+static void* sleeping_reader(void* ctx) {
+  int i = *(int*)ctx;
+  pin(sleepers.cpu);
+  if (sleepers.cpu == 0 && setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) != 0) exit(10);
+  char token[PIPE_TOKEN];
+  while (read(sleepers.fds[i][0], token, sizeof token) == (ssize_t)sizeof token) {}
+  return NULL;
+}
+/* CPU 1's count of function-call interrupts (/proc/interrupts "CAL:"), which
+ * the wake list's IPIs are (send_call_function_single_ipi()); -1 if unread. */
+static long long call_interrupts_cpu1(void) {
+  FILE* f = fopen("/proc/interrupts", "r");
+  if (!f) return -1;
+  char line[4096];
+  long long count = -1;
+  while (fgets(line, sizeof line, f)) {
+    long long cpu0, cpu1;
+    if (sscanf(line, " CAL: %lld %lld", &cpu0, &cpu1) == 2) count = cpu1;
+  }
+  fclose(f);
+  return count;
+}
+static void measure_waking_writes(const char* name, int cpu) {
+  enum { MAX_BATCHES = 1 << 12 };
+  static double per_write[MAX_BATCHES];
+  pthread_t reader[SLEEPERS];
+  sleepers.cpu = cpu;
+  for (int i = 0; i < SLEEPERS; i++) {
+    sleepers.index[i] = i;
+    if (pipe(sleepers.fds[i])) exit(11);
+    if (cpu >= 0 && pthread_create(&reader[i], NULL, sleeping_reader, &sleepers.index[i])) exit(12);
+  }
+  pin(0);
+  const struct timespec pause = {0, 5000000};  /* 5 ms: every reader is back asleep long before */
+  char token[PIPE_TOKEN] = {0};
+  int n = 0;
+  const long long calls_before = call_interrupts_cpu1();
+  int64_t end = now_ns() + (int64_t)(seconds_each * 1e9);
+  while (n < MAX_BATCHES && (n < 50 || now_ns() < end)) {
+    nanosleep(&pause, NULL);
+    int64_t t0 = now_ns();
+    for (int i = 0; i < SLEEPERS; i++)
+      if (write(sleepers.fds[i][1], token, sizeof token) != (ssize_t)sizeof token) exit(13);
+    per_write[n++] = (double)(now_ns() - t0) / SLEEPERS;
+    if (cpu < 0)
+      for (int i = 0; i < SLEEPERS; i++)
+        if (read(sleepers.fds[i][0], token, sizeof token) != (ssize_t)sizeof token) exit(14);
+  }
+  const long long calls = call_interrupts_cpu1() - calls_before;
+  for (int i = 0; i < SLEEPERS; i++) close(sleepers.fds[i][1]);
+  for (int i = 0; i < SLEEPERS; i++) {
+    if (cpu >= 0) pthread_join(reader[i], NULL);
+    close(sleepers.fds[i][0]);
+  }
+  report(name, "ns/call", per_write, n);
+  if (cpu == 1 && calls_before >= 0)
+    printf("COST %s_ipis %.3f ipis/call\n", name, (double)calls / ((double)n * SLEEPERS)), fflush(stdout);
 }
 
 /* A cache line passed between CPUs 0 and 1: two processes take turns
@@ -393,6 +534,14 @@ int main(int argc, char** argv) {
   measure("pipe_round_trip_cpu0_cpu1", "ns/round_trip", round_trips, &cross_cpu);
   measure("pipe_round_trip_same_cpu_threads", "ns/round_trip", round_trips, &same_cpu_threads);
   measure("pipe_round_trip_cpu0_cpu1_threads", "ns/round_trip", round_trips, &cross_cpu_threads);
+  static struct round_trip unix_same_cpu = {.cpu_a = 0, .cpu_b = 0, .size = MESSAGE, .unix_socket = 1},
+                           unix_same_cpu_threads = {.cpu_a = 0, .cpu_b = 0, .size = MESSAGE, .unix_socket = 1, .threads = 1};
+  measure("unix_round_trip_same_cpu", "ns/round_trip", round_trips, &unix_same_cpu);
+  measure("unix_round_trip_same_cpu_threads", "ns/round_trip", round_trips, &unix_same_cpu_threads);
+  measure_yield_round_trips();
+  measure_waking_writes("pipe_write_4_to_32", -1);
+  measure_waking_writes("pipe_write_4_to_32_waking_same_cpu", 0);
+  measure_waking_writes("pipe_write_4_to_32_waking_cpu1", 1);
   measure("line_round_trip_cpu0_cpu1", "ns/round_trip", line_round_trips, NULL);
   pin(1);
   tick_gaps();

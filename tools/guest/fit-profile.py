@@ -6,7 +6,8 @@ from runs on this project's own machine (tools/guest/measured-host/), or
 machines/qemu-tcg-2s1c-streaming.toml, qemu-tcg-2s1c's AF_UNIX calls as
 they cost while the other end streams (tools/guest/measured-streaming/):
 
-    tools/guest/fit-profile.py [--switch-mm LOG,...] build/release/schedlab LOG... > machines/qemu-tcg-2s1c.toml
+    tools/guest/fit-profile.py [--switch-mm LOG,...] [--wakeup LOG,...] build/release/schedlab LOG... \
+        > machines/qemu-tcg-2s1c.toml
     tools/guest/fit-profile.py --machine kvm-epyc-1s2c [--switch-mm LOG,...] build/release/schedlab LOG... \
         > machines/kvm-epyc-1s2c.toml
     tools/guest/fit-profile.py --machine qemu-tcg-2s1c-streaming build/release/schedlab LOG... \
@@ -23,8 +24,12 @@ reach are generic's, times the ratio of the measured system calls to
 generic's for the same calls. switch_mm, what a change of address space adds
 to a switch, comes from the --switch-mm logs alone (costs.c's round trips
 between processes and between threads, paired within each run), so that
-adding it moved no other median; without them it is 0. Prints the medians
-and fits to stderr."""
+adding it moved no other median; without them it is 0. With --wakeup logs
+(costs.c's yield round trip, its round trip of two threads over pipes and
+its batches of waking writes, each taken from those logs alone) the switch
+and the wakeup are split as measured instead of by generic's ratio
+(wakeup_split()); without them ttwu_activate and dequeue_sleep are 0 and
+the switch is fitted as above. Prints the medians and fits to stderr."""
 import json, os, re, statistics, subprocess, sys, tempfile
 
 GENERIC = dict(syscall_entry=60, context_switch=1000, schedule_base=500, ttwu_base=300, pick_scan_per_task=20,
@@ -220,6 +225,64 @@ def switch_mm_of(runs, spec):
                    f'address space only between processes (tools/guest/fit-profile.py --switch-mm)')
 
 
+def wakeup_split(runs, spec, syscall, rq_lock_hold, line_ns, ipi_send):
+    """The switch and the wakeup, apart, from the --wakeup logs (costs.c, all
+    on CPU 0 and hot): a yield round trip of two threads is two switches
+    that wake nobody, each a system call, schedule() with its runqueue lock
+    and the switch, so context_switch and schedule_base (generic's 1000:500
+    kept: the task switched to pays both) are what is left of half of it.
+    Writes to 32 pipes, each waking a reader asleep on it, less the same
+    writes waking nobody, give the waker's cost of a wakeup: to a reader on
+    CPU 1, queued on that CPU's wake list, ttwu_base with the store to the
+    list and the IPIs the batch sent (counted, each ipi_send); to a reader on
+    CPU 0 at nice 19, which does not preempt, ttwu_base with the enqueue and
+    the preemption check under the waker's own runqueue lock, so
+    ttwu_activate is that less ttwu_base and rq_lock_hold. Each difference
+    is taken within a run, then the median over runs. dequeue_sleep, what a
+    switch away from a sleeping task adds, is then fitted through the model
+    so that the round trip of two threads on one CPU over pipes takes what
+    it measured (returned as the target)."""
+    need = ('yield_round_trip_same_cpu_threads', 'pipe_round_trip_same_cpu_threads', 'pipe_write_4_to_32',
+            'pipe_write_4_to_32_waking_same_cpu', 'pipe_write_4_to_32_waking_cpu1', 'pipe_write_4_to_32_waking_cpu1_ipis')
+    paired = {label: r for label, r in runs.items() if all(n in r for n in need)}
+    if not paired: sys.exit('no run measured ' + ', '.join(need))
+    med = lambda f: statistics.median(f(r) for r in paired.values())
+    yield_rt = med(lambda r: r['yield_round_trip_same_cpu_threads'])
+    threads_rt = med(lambda r: r['pipe_round_trip_same_cpu_threads'])
+    local = med(lambda r: r['pipe_write_4_to_32_waking_same_cpu'] - r['pipe_write_4_to_32'])
+    remote = med(lambda r: r['pipe_write_4_to_32_waking_cpu1'] - r['pipe_write_4_to_32'])
+    ipis = med(lambda r: r['pipe_write_4_to_32_waking_cpu1_ipis'])
+    boots = boots_of(paired, 'yield_round_trip_same_cpu_threads')
+    where = f'{len(paired)} runs of tools/guest/costs.c in {boots} {spec["logs"]}'
+    switch = yield_rt / 2 - syscall - rq_lock_hold
+    ttwu = remote - line_ns - ipis * ipi_send
+    activate = local - ttwu - rq_lock_hold
+    print(f'wakeup split over {len(paired)} runs in {boots} logs: yield round trip {yield_rt:.0f} ns, threads\' round trip '
+          f'{threads_rt:.0f}; a waking write adds {local:.0f} on CPU 0 and {remote:.0f} to CPU 1 ({ipis:.3f} IPIs a '
+          f'write): switch {switch:.0f}, ttwu_base {ttwu:.0f}, ttwu_activate {activate:.0f}', file=sys.stderr)
+    if min(switch, ttwu, activate) < 0: sys.exit('no split: a part came out negative')
+    k_switch = switch / (GENERIC['context_switch'] + GENERIC['schedule_base'])
+    switch_source = (f'[measured] half a round trip of two threads of a process on one CPU that take turns by '
+                     f'sched_yield() ({yield_rt:.0f} ns; costs.c yield_round_trip_same_cpu_threads, median of {where}), less '
+                     f'the system call and the runqueue lock: {switch:.0f} ns for the switch, split as generic\'s '
+                     f'context_switch and schedule_base (1000:500; tools/guest/fit-profile.py --wakeup)')
+    ttwu_source = (f'[measured] what a pipe write of 4 B adds when it wakes a reader pinned to the other CPU: '
+                   f'{remote:.0f} ns (costs.c pipe_write_4_to_32_waking_cpu1 less pipe_write_4_to_32, each run\'s own '
+                   f'difference, median of {where}), less the store to its wake list ({line_ns:.0f} ns) and the '
+                   f'{ipis:.3f} IPIs a write the batch sent (ipi_send each; tools/guest/fit-profile.py --wakeup)')
+    activate_source = (f'[measured] what a pipe write of 4 B adds when it wakes a reader on its own CPU (at nice 19, '
+                       f'so it does not preempt): {local:.0f} ns (costs.c pipe_write_4_to_32_waking_same_cpu less '
+                       f'pipe_write_4_to_32, each run\'s own difference, median of {where}), less ttwu_base and '
+                       f'rq_lock_hold (tools/guest/fit-profile.py --wakeup)')
+    dequeue_source = (f'[derived] fitted so that schedlab pipe_lat -s 4 -a 0 -b 0 with no change of address space '
+                      f'(switch_mm 0, CONFIG_HZ=250) takes the measured {threads_rt / 1000:.1f} us a round trip of two '
+                      f'threads (costs.c pipe_round_trip_same_cpu_threads, median of {where}) once the switch and the '
+                      f'wakeup are as measured (tools/guest/fit-profile.py --wakeup)')
+    return dict(k_switch=k_switch, switch_source=switch_source, ttwu=ttwu, ttwu_source=ttwu_source,
+                activate=activate, activate_source=activate_source, dequeue_source=dequeue_source,
+                threads_rt=threads_rt)
+
+
 def main():
     args = sys.argv[1:]
     machine = 'qemu-tcg-2s1c'
@@ -232,9 +295,11 @@ def main():
         sys.exit(f'fit-profile.py: no machine {machine!r}; these have measurements: '
                  f'{", ".join(list(MACHINES) + ["qemu-tcg-2s1c-streaming"])}')
     spec = MACHINES[machine]
-    switch_mm_paths = []
+    switch_mm_paths, wakeup_paths = [], []
     if args[:1] == ['--switch-mm']:
         switch_mm_paths, args = args[1].split(','), args[2:]
+    if args[:1] == ['--wakeup']:
+        wakeup_paths, args = args[1].split(','), args[2:]
     schedlab, paths = args[0], args[1:]
     runs = read_runs(paths)
     switch_mm, switch_mm_source = switch_mm_of(read_runs(switch_mm_paths), spec) if switch_mm_paths else \
@@ -273,11 +338,15 @@ def main():
                      f'(getppid, AF_UNIX write and read of 100 B over 20 sockets, pipe write and read of 4 B: {measured_sum:.0f} against '
                      f'{generic_sum:.0f} ns); not measured on its own')
 
-    def profile(k_switch, hlt_exit_ns):
+    line_ns = med['line_round_trip_cpu0_cpu1'] / 2
+    split = wakeup_split(read_runs(wakeup_paths), spec, syscall, GENERIC['rq_lock_hold'] * scale, line_ns,
+                         GENERIC['ipi_send'] * scale) if wakeup_paths else None
+
+    def profile(k_switch, hlt_exit_ns, dequeue_ns=0, switch_mm_ns=None):
         switch_source = (f'[derived] generic x {k_switch:.2f}: fitted so that schedlab pipe_lat -s 4 -a 0 -b 0 (two tasks '
                          f'on one CPU, CONFIG_HZ=250) takes the measured {med["pipe_round_trip_same_cpu"] / 1000:.1f} us a '
                          f'round trip (costs.c pipe_round_trip_same_cpu, {source_runs}); generic\'s split kept')
-        line_ns = med['line_round_trip_cpu0_cpu1'] / 2
+        if split: switch_source = split['switch_source']
         line_source = (f'[measured] half the median round trip of a line two spinning processes pass between CPUs 0 and 1 '
                        f'(costs.c line_round_trip_cpu0_cpu1, {sources_of("line_round_trip_cpu0_cpu1")}{spec["line_logs"]}); '
                        f'{spec["line_where"]}')
@@ -290,7 +359,7 @@ def main():
 ''']
         out.append(cost('syscall_entry', syscall, 'ns', f'[measured] getppid(), {source_runs}'))
         out.append(cost('context_switch', GENERIC['context_switch'] * k_switch, 'ns', switch_source))
-        out.append(cost('switch_mm', switch_mm, 'ns', switch_mm_source))
+        out.append(cost('switch_mm', switch_mm if switch_mm_ns is None else switch_mm_ns, 'ns', switch_mm_source))
         out.append(cost('schedule_base', GENERIC['schedule_base'] * k_switch, 'ns', switch_source))
         for name in ('pick_scan_per_task',):
             out.append(cost(name, GENERIC[name] * scale, 'ns', scaled_source))
@@ -299,7 +368,16 @@ def main():
                         f'(costs.c interruption, {source_runs}); {med["interruptions_per_s"]:.0f} a second where the tick '
                         f'gives 250: the loop cannot tell the tick from the host taking the virtual CPU away'))
         out.append(cost('rq_lock_hold', GENERIC['rq_lock_hold'] * scale, 'ns', scaled_source))
-        out.append(cost('ttwu_base', GENERIC['ttwu_base'] * k_switch, 'ns', switch_source))
+        if split:
+            out.append(cost('ttwu_base', split['ttwu'], 'ns', split['ttwu_source']))
+            out.append(cost('ttwu_activate', split['activate'], 'ns', split['activate_source']))
+            out.append(cost('dequeue_sleep', dequeue_ns, 'ns', split['dequeue_source']))
+        else:
+            out.append(cost('ttwu_base', GENERIC['ttwu_base'] * k_switch, 'ns', switch_source))
+            out.append(cost('ttwu_activate', 0, 'ns', '[not split] no --wakeup logs: ttwu_base, rq_lock_hold and the '
+                            'switch\'s costs hold the enqueue'))
+            out.append(cost('dequeue_sleep', 0, 'ns', '[not split] no --wakeup logs: schedule_base and context_switch '
+                            'hold the dequeue'))
         out.append(cost('ipi_send', GENERIC['ipi_send'] * scale, 'ns', scaled_source))
         for name in ('ipi_latency_llc', 'ipi_latency_remote'):
             out.append(cost(name, GENERIC[name] * scale, 'ns',
@@ -349,15 +427,29 @@ source = "[derived] fitted so that schedlab pipe_lat -s 4 -a 0 -b 1 (CONFIG_HZ=2
         return ''.join(out)
 
     hlt_guess = 40000
-    k_switch = bisect(lambda k: round_trip(schedlab, profile(k, hlt_guess), 0), med['pipe_round_trip_same_cpu'],
-                      *spec['switch_scale_range'], 0.02)
-    hlt_exit = bisect(lambda h: round_trip(schedlab, profile(k_switch, h), 1), med['pipe_round_trip_cpu0_cpu1'], 0, 500000, 100)
-    final = profile(k_switch, hlt_exit)
+    dequeue = 0
+    if split:
+        k_switch = split['k_switch']
+        dequeue = bisect(lambda d: round_trip(schedlab, profile(k_switch, hlt_guess, d, 0), 0), split['threads_rt'],
+                         0, 100000, 10)
+    else:
+        k_switch = bisect(lambda k: round_trip(schedlab, profile(k, hlt_guess), 0), med['pipe_round_trip_same_cpu'],
+                          *spec['switch_scale_range'], 0.02)
+    hlt_exit = bisect(lambda h: round_trip(schedlab, profile(k_switch, h, dequeue), 1), med['pipe_round_trip_cpu0_cpu1'],
+                      0, 500000, 100)
+    final = profile(k_switch, hlt_exit, dequeue)
     same, cross = round_trip(schedlab, final, 0), round_trip(schedlab, final, 1)
-    print(f'fit: switch x {k_switch:.2f}, HLT exit {hlt_exit:.0f} ns; the model gives '
+    print(f'fit: switch x {k_switch:.2f}, dequeue_sleep {dequeue:.0f} ns, HLT exit {hlt_exit:.0f} ns; the model gives '
           f'{same / 1000:.1f} and {cross / 1000:.1f} us', file=sys.stderr)
-    for got, want, what in ((same, med['pipe_round_trip_same_cpu'], 'one CPU'),
-                            (cross, med['pipe_round_trip_cpu0_cpu1'], 'the two CPUs')):
+    checks = [(cross, med['pipe_round_trip_cpu0_cpu1'], 'the two CPUs')]
+    if split:
+        threads = round_trip(schedlab, profile(k_switch, hlt_exit, dequeue, 0), 0)
+        checks.append((threads, split['threads_rt'], 'one CPU between threads'))
+        print(f'check: processes on one CPU, the model {same / 1000:.1f} us against the main logs\' '
+              f'{med["pipe_round_trip_same_cpu"] / 1000:.1f}', file=sys.stderr)
+    else:
+        checks.append((same, med['pipe_round_trip_same_cpu'], 'one CPU'))
+    for got, want, what in checks:
         if abs(got / want - 1) > 0.01:  # the bisection's range did not hold the answer
             sys.exit(f'no fit: the model\'s round trip on {what} is {got / 1000:.1f} us against {want / 1000:.1f}')
     sys.stdout.write(final)

@@ -93,7 +93,7 @@ while read -r label feats warm window cmd; do
   fi
   sleep 0.3
   # The benchmark's workers: the grandchildren of the background job (the
-  # shell's job forks perf, perf forks them), or its children.
+  # shell's job forks perf, perf forks them), or its children, or its threads.
   # Workers to wait for: groups x 2 x fds (-g, -f; perf's and hackbench's
   # defaults 10 and 20).
   groups=10 fds=20 prev=
@@ -111,6 +111,11 @@ while read -r label feats warm window cmd; do
     grand=
     for k in $kids; do for x in $pars; do pid=${x%:*}; pp=${x#*:}; [ "$pp" = "$k" ] && grand="$grand $pid"; done; done
     [ -n "$grand" ] && KIDS=$grand || KIDS=$kids
+    # Threads (hackbench -T): the workers are the job's own threads, which
+    # /proc lists only under /proc/PID/task; /proc/TID/sched reads each.
+    if [ -z "$KIDS" ] && [ -d /proc/$main/task ]; then
+      for d in /proc/$main/task/*; do [ "${d##*/}" != "$main" ] && KIDS="$KIDS ${d##*/}"; done
+    fi
     set -- $KIDS
     [ $# -ge $expected ] && break
     sleep 0.2
