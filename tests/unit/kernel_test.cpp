@@ -2208,17 +2208,8 @@ hw::CpuMask only_cpu(int cpu) {
   return m;
 }
 // A parent and the child it forks (a process, or a thread with CLONE_VM)
-// pass a token over two pipes `rounds` times, each pinned to its CPU. The
-// machine charges `switch_mm_ns` for each change of address space; the
-// result is the work charged to context switches.
-int64_t switch_work_of_a_forked_pingpong(int64_t switch_mm_ns, bool thread, int parent_cpu, int child_cpu,
-                                         int rounds) {
-  const auto profile = std::filesystem::path(::testing::TempDir()) /
-                       ("schedlab_switch_mm_" + std::to_string(switch_mm_ns) + ".toml");
-  std::ofstream(profile) << "[machine]\nextends = \"generic\"\nname = \"switch_mm\"\ntopology = \"1s2c1t\"\n"
-                         << "[costs]\nswitch_mm = { value = " << switch_mm_ns << ", unit = \"ns\", source = \"test\" }\n"
-                         << "cost_jitter_permille = { value = 0, unit = \"permille\", source = \"test\" }\n";
-  TinySim s(profile.string(), "linux-4.0");
+// pass a token over two pipes `rounds` times, each pinned to its CPU.
+void run_forked_pingpong(TinySim& s, bool thread, int parent_cpu, int child_cpu, int rounds) {
   workload::Fd there[2], back[2];
   workload::make_pipe(s.k.config(), there);
   workload::make_pipe(s.k.config(), back);
@@ -2233,6 +2224,18 @@ int64_t switch_work_of_a_forked_pingpong(int64_t switch_mm_ns, bool thread, int 
   }, parent_cpu);
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   EXPECT_EQ(s.k.check_invariants(), "");
+}
+// The forked ping-pong on a machine that charges `switch_mm_ns` for each
+// change of address space: the work charged to context switches.
+int64_t switch_work_of_a_forked_pingpong(int64_t switch_mm_ns, bool thread, int parent_cpu, int child_cpu,
+                                         int rounds) {
+  const auto profile = std::filesystem::path(::testing::TempDir()) /
+                       ("schedlab_switch_mm_" + std::to_string(switch_mm_ns) + ".toml");
+  std::ofstream(profile) << "[machine]\nextends = \"generic\"\nname = \"switch_mm\"\ntopology = \"1s2c1t\"\n"
+                         << "[costs]\nswitch_mm = { value = " << switch_mm_ns << ", unit = \"ns\", source = \"test\" }\n"
+                         << "cost_jitter_permille = { value = 0, unit = \"permille\", source = \"test\" }\n";
+  TinySim s(profile.string(), "linux-4.0");
+  run_forked_pingpong(s, thread, parent_cpu, child_cpu, rounds);
   return s.k.work_by_path()[static_cast<size_t>(kernel::CostPath::ContextSwitch)];
 }
 // How many times the ping-pong loaded an address space: the switch work it
@@ -2280,20 +2283,7 @@ PingpongCharges pingpong(int64_t ns, int parent_cpu, int child_cpu, int rounds) 
                          << "dequeue_sleep = { value = " << 1000 * ns << ", unit = \"ns\", source = \"test\" }\n"
                          << "cost_jitter_permille = { value = 0, unit = \"permille\", source = \"test\" }\n";
   TinySim s(profile.string(), "linux-4.0");
-  workload::Fd there[2], back[2];
-  workload::make_pipe(s.k.config(), there);
-  workload::make_pipe(s.k.config(), back);
-  kernel::Program child = [&](Proc& p) -> Co<void> {
-    co_await p.sched_setaffinity(only_cpu(child_cpu));
-    co_await testsupport::pinger(p, &there[0], &back[1], rounds, false);
-  };
-  s.k.spawn("parent", [&](Proc& p) -> Co<void> {
-    co_await p.sched_setaffinity(only_cpu(parent_cpu));
-    co_await p.fork("child", child, false);
-    co_await testsupport::pinger(p, &back[0], &there[1], rounds, true);
-  }, parent_cpu);
-  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
-  EXPECT_EQ(s.k.check_invariants(), "");
+  run_forked_pingpong(s, false, parent_cpu, child_cpu, rounds);
   const auto& work = s.k.work_by_path();
   return {work[static_cast<size_t>(kernel::CostPath::Wakeup)], work[static_cast<size_t>(kernel::CostPath::Schedule)],
           s.policy_counters().at("wakeups_placed")};
