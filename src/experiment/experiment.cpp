@@ -514,6 +514,8 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
           r.run_ns = avg_i([&](const obs::Summary& x) { return get(x).run_ns; });
           r.sleeps = avg_i([&](const obs::Summary& x) { return get(x).sleeps; });
           r.preempted = avg_i([&](const obs::Summary& x) { return get(x).preempted; });
+          r.arrivals = avg_i([&](const obs::Summary& x) { return get(x).arrivals; });
+          r.wait_ns = avg_i([&](const obs::Summary& x) { return get(x).wait_ns; });
         }
         // The same for the wakeup checks: lead_ns / checks stays the pooled
         // mean, and the lead's quantiles come from the pooled bins. A pair
@@ -856,7 +858,11 @@ nlohmann::json summary_json(const obs::Summary& s) {
   j["off_cpu"] = off;
   nlohmann::json roles = nlohmann::json::object();
   for (const auto& [role, r] : s.cpu_time_by_role)
-    roles[role] = {{"run_ms", static_cast<double>(r.run_ns) / 1e6}, {"sleeps", r.sleeps}, {"preempted", r.preempted}};
+    roles[role] = {{"run_ms", static_cast<double>(r.run_ns) / 1e6},
+                   {"sleeps", r.sleeps},
+                   {"preempted", r.preempted},
+                   {"arrivals", r.arrivals},
+                   {"wait_ms", static_cast<double>(r.wait_ns) / 1e6}};
   j["cpu_time_by_role"] = roles;
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& [pair, t] : s.wakeup_checks)

@@ -25,7 +25,20 @@ void StatsCollector::close_run(const kernel::Task* p, int64_t t, PrevState st) {
   r.run_ns += t - std::max(switched_in_at_[pid], t_reset_);
   r.sleeps += st == PrevState::Sleeping;
   r.preempted += st == PrevState::Preempted;
+  count_arrival(r, pid);
   switched_in_at_[pid] = -1;
+}
+
+// The run's arrival, if it came in the window: noted at the switch-in
+// (on_run_delay()) and given to the role when the run closes, since a
+// workload names a task's role during its first run.
+void StatsCollector::count_arrival(RoleTimes& r, size_t pid) {
+  if (pid >= arrival_wait_.size() || arrival_wait_[pid] < 0) return;
+  if (switched_in_at_[pid] >= t_reset_) {
+    ++r.arrivals;
+    r.wait_ns += arrival_wait_[pid];
+  }
+  arrival_wait_[pid] = -1;
 }
 
 // A task's last run ends at its exit, as its sum_exec_runtime does at the
@@ -97,6 +110,10 @@ void StatsCollector::on_migrate(int64_t, int, const kernel::Task* p, int, int, i
 void StatsCollector::on_run_delay(int64_t t, int, const kernel::Task* p, int64_t queued_ns, int64_t wakeup_ns) {
   queued_total_ns_ += queued_ns;
   ++runs_;
+  if (p->pid >= 0) {
+    if (arrival_wait_.size() <= static_cast<size_t>(p->pid)) arrival_wait_.resize(static_cast<size_t>(p->pid) + 1, -1);
+    arrival_wait_[static_cast<size_t>(p->pid)] = queued_ns;
+  }
   if (wakeup_ns >= 0) delays_.push_back(wakeup_ns);
   const auto pid = static_cast<size_t>(p->pid);
   if (p->pid < 0 || pid >= switched_out_.size() || switched_out_[pid].at_ns < 0) return;
@@ -235,6 +252,8 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     m.run_ns += r.run_ns;
     m.sleeps += r.sleeps;
     m.preempted += r.preempted;
+    m.arrivals += r.arrivals;
+    m.wait_ns += r.wait_ns;
   }
   // Runs still under way count up to now, as the window closes on them. A
   // CPU in the middle of its schedule() path has no curr, so a run it is
@@ -243,8 +262,14 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     const kernel::Task* p = k.curr(c);
     if (!p || !p->role || p->pid < 0) continue;
     const auto pid = static_cast<size_t>(p->pid);
-    if (pid < switched_in_at_.size() && switched_in_at_[pid] >= 0)
-      s.cpu_time_by_role[p->role].run_ns += k.now_ns() - std::max(switched_in_at_[pid], t_reset_);
+    if (pid < switched_in_at_.size() && switched_in_at_[pid] >= 0) {
+      auto& r = s.cpu_time_by_role[p->role];
+      r.run_ns += k.now_ns() - std::max(switched_in_at_[pid], t_reset_);
+      if (pid < arrival_wait_.size() && arrival_wait_[pid] >= 0 && switched_in_at_[pid] >= t_reset_) {
+        ++r.arrivals;
+        r.wait_ns += arrival_wait_[pid];
+      }
+    }
   }
   s.sched_runs = runs_;
   if (runs_) s.sched_delay_avg_us = static_cast<double>(queued_total_ns_ / 1000.0L / runs_);
@@ -311,12 +336,16 @@ std::string format_summary(const Summary& s) {
   if (!s.cpu_time_by_role.empty()) {
     int64_t total = 0;
     for (const auto& [role, r] : s.cpu_time_by_role) total += r.run_ns;
-    o << "  time on a CPU by role  ms, share, then how its runs ended: asleep (voluntary) or preempted\n";
+    o << "  time on a CPU by role  ms, share, then how its runs ended: asleep (voluntary) or preempted, and per"
+         " arrival on a CPU its run and its wait before it (us; /proc/PID/sched's wait_sum/wait_count)\n";
     for (const auto& [role, r] : s.cpu_time_by_role) {
-      std::snprintf(buf, sizeof buf, "    %-24s %10.3f  %5.1f%%  asleep %10lld  preempted %10lld\n", role.c_str(),
-                    static_cast<double>(r.run_ns) / 1e6,
+      const double arrivals = static_cast<double>(std::max<int64_t>(r.arrivals, 1));
+      std::snprintf(buf, sizeof buf,
+                    "    %-24s %10.3f  %5.1f%%  asleep %10lld  preempted %10lld  run %9.1f  wait %9.1f\n",
+                    role.c_str(), static_cast<double>(r.run_ns) / 1e6,
                     total > 0 ? 100.0 * static_cast<double>(r.run_ns) / static_cast<double>(total) : 0.0,
-                    static_cast<long long>(r.sleeps), static_cast<long long>(r.preempted));
+                    static_cast<long long>(r.sleeps), static_cast<long long>(r.preempted),
+                    static_cast<double>(r.run_ns) / arrivals / 1e3, static_cast<double>(r.wait_ns) / arrivals / 1e3);
       o << buf;
     }
   }

@@ -38,10 +38,15 @@ struct OffCpuTimes {
 // those runs ended: asleep (voluntary, /proc's nvcsw) or preempted
 // (nivcsw). The split between roles is what the fair class charges their
 // vruntimes from (sum_exec_runtime, at nice 0); tools/probes/messaging-roles.bt
-// reads the same ledger on a real kernel.
+// reads the same ledger on a real kernel. `arrivals` and `wait_ns` are the
+// role's switch-ins and its time on a runqueue before them, read on
+// rq->clock as schedstat's wait_sum/wait_count are (/proc/PID/sched, which
+// tools/guest/analyze.py reads): run_ns / arrivals is how long the role
+// holds a CPU once it gets one, wait_ns / arrivals how long it queues first.
 struct RoleTimes {
   int64_t run_ns = 0;
   int64_t sleeps = 0, preempted = 0;
+  int64_t arrivals = 0, wait_ns = 0;
 };
 
 struct Summary {
@@ -155,6 +160,10 @@ class StatsCollector final : public Observer {
   // role ledger by the role's pointer (string literals), merged by name in
   // summarize().
   std::vector<int64_t> switched_in_at_;
+  // The wait on a runqueue before each task's run under way (rq->clock), by
+  // pid; -1 once counted.
+  std::vector<int64_t> arrival_wait_;
+  void count_arrival(RoleTimes& r, size_t pid);
   std::unordered_map<const char*, RoleTimes> by_role_ptr_;
   void close_run(const kernel::Task* p, int64_t t, PrevState st);
   // Episodes by the wchan's pointer (string literals), merged by name in

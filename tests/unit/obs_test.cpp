@@ -256,6 +256,14 @@ TEST(StatsCollector, TimeOnACpuByRoleIsEachRolesRunsBetweenItsSwitches) {
   EXPECT_LT(nap.run_ns, 20 * 150000);
   EXPECT_NEAR(static_cast<double>(hogs.run_ns + nap.run_ns), static_cast<double>(summary.elapsed_ns - summary.idle_ns_total),
               1e-3 * static_cast<double>(summary.elapsed_ns));
+  // Each run began with an arrival: the napper's first and its 20 wakeups,
+  // the hogs' first runs and their returns after each preemption (the
+  // last one's ends in its exit). Without wakeup preemption the woken
+  // napper queues behind a hog's slice, so it waits; a hog waits too.
+  EXPECT_EQ(nap.arrivals, 21);
+  EXPECT_EQ(hogs.arrivals, 2 + hogs.preempted);
+  EXPECT_GT(nap.wait_ns, 20 * 100000);
+  EXPECT_GT(hogs.wait_ns, 0);
   // Tasks without a role are not in the ledger.
   EXPECT_TRUE(napper_alone().cpu_time_by_role.empty());
 }

@@ -7,8 +7,11 @@ two instants A and B of a run. Workers in pid order, per group of 2 x fds
 group() fork them first), the next fds senders.
 Prints per run: switches a message over the whole run, and in the window:
 each role's share of the time on a CPU (se.sum_exec_runtime), its voluntary
-and involuntary switches, and per CPU the senders' mean vruntime minus the
-receivers' at A and at B (tasks by the CPU they last ran on). Where the
+and involuntary switches, its run and its wait per arrival on a CPU
+(schedstat's wait_sum and wait_count, as schedlab's "time on a CPU by role"
+line), and per CPU the senders' mean vruntime minus the receivers' at A and
+at B (tasks by the CPU they last ran on). A boot with CTXT_EVERY (run.sh)
+adds the machine's switches a second between its samples over the run. Where the
 guest logged /proc/schedstat around a run (SCHEDSTAT lines), also the
 delay per arrival on a CPU and the wakeup-placement counts (see
 placement()). perf bench sched pipe's runs are read per round trip (op)."""
@@ -24,12 +27,16 @@ def read_log(path, boot):
 logs = sys.argv[1:]
 text = '\n'.join(read_log(path, i + 1 if len(logs) > 1 else None) for i, path in enumerate(logs))
 commands, schedstat = {}, {}
+ctxt_series = collections.defaultdict(list)  # label: (uptime, ctxt), from CTXT_EVERY's sampler
 for line in text.split('\n'):
+    m = re.match(r'CTXT (\S+) (\S+) (\d+)$', line)
+    if m: ctxt_series[m.group(1)].append((float(m.group(2)), int(m.group(3)))); continue
     m = re.match(r'CMD (\S+) (.*)', line)
     if m: commands[m.group(1)] = m.group(2).split(); continue
     m = re.match(r'RUN (\S+) feats=(\S+) kids=(\d+) ctxt_total=(\d+) ctxt_window=(\d+) tA=(\S+) tB=(\S+)\s*(?:(?:Total time|Time): (\S+))?', line)
     if m:
-        runs[m.group(1)] = dict(feats=m.group(2), ctxt=int(m.group(4)), tA=float(m.group(6)), tB=float(m.group(7)),
+        runs[m.group(1)] = dict(feats=m.group(2), ctxt=int(m.group(4)), ctxt_window=int(m.group(5)),
+                                tA=float(m.group(6)), tB=float(m.group(7)),
                                 total=m.group(8) or '?'); continue
     m = re.match(r'SCHEDSTAT ([AB]) (\S+) cpu(\d+) (.*)', line)
     if m: schedstat.setdefault((m.group(1), m.group(2)), {})[int(m.group(3))] = [int(x) for x in m.group(4).split()]; continue
@@ -39,8 +46,10 @@ for line in text.split('\n'):
     if cur is None: continue
     m = re.match(r'\S+ \((\d+), #threads', line)
     if m: pid = int(m.group(1)); cur[pid] = {}; continue
-    m = re.match(r'(se\.sum_exec_runtime|se\.vruntime|se\.nr_migrations|nr_voluntary_switches|nr_involuntary_switches)\s+:\s+(\S+)', line)
+    m = re.match(r'(se\.sum_exec_runtime|se\.vruntime|se\.nr_migrations|nr_voluntary_switches|nr_involuntary_switches|wait_sum|wait_count)\s+:\s+(\S+)', line)
     if m and pid: cur[pid][m.group(1)] = float(m.group(2)); continue
+    m = re.match(r'(wchar|syscw): (\d+)$', line)  # /proc/.../io, after the worker's sched file
+    if m and pid: cur[pid][m.group(1)] = int(m.group(2)); continue
     f = line.split()
     if len(f) > 39 and f[0].isdigit() and int(f[0]) in cur: cur[int(f[0])]['cpu'] = int(f[38]); cur[int(f[0])]['nice'] = int(f[18])
 def option(label, names, default):
@@ -85,6 +94,10 @@ for label, r in runs.items():
     if r['total'] != '?': figures.setdefault(label, {})['time s'] = float(r['total'])
     figures.setdefault(label, {})[f'sw/{unit(label)}'] = r['ctxt'] / messages(label)
     line = f"{label:8s} {r['feats']:22s} {r['total']:>6s} s {r['ctxt'] / messages(label):.3f} sw/{unit(label)}" + placement(label)
+    series = ctxt_series.get(label, [])
+    if len(series) > 1:  # the machine's switches a second between samples, thousands
+        line += '  switches k/s ' + ' '.join(f"{(b[1] - a[1]) / max(b[0] - a[0], 1e-9) / 1000:.1f}"
+                                             for a, b in zip(series, series[1:]))
     A, B = snaps.get(('A', label)), snaps.get(('B', label))
     if A is None or B is None: print(line); continue  # not sampled (warm 0)
     if not A or not B: print(line, ' a snapshot found no worker: the run ended before it (shorten warm or window)'); continue
@@ -94,12 +107,23 @@ for label, r in runs.items():
     fds = num_fds(label)
     if len(pids) % (2 * fds): print(line, f' {len(pids)} workers in both snapshots'); continue
     role = {p: ('recv' if i % (2 * fds) < fds else 'send') for i, p in enumerate(pids)}
-    d = collections.defaultdict(lambda: [0.0, 0, 0, 0])
+    d = collections.defaultdict(lambda: [0.0, 0, 0, 0, 0.0, 0])
     for p in pids:
         d[role[p]][0] += B[p]['se.sum_exec_runtime'] - A[p]['se.sum_exec_runtime']
         d[role[p]][1] += B[p]['nr_voluntary_switches'] - A[p]['nr_voluntary_switches']
         d[role[p]][2] += B[p]['nr_involuntary_switches'] - A[p]['nr_involuntary_switches']
         d[role[p]][3] += B[p].get('se.nr_migrations', 0) - A[p].get('se.nr_migrations', 0)
+        # schedstat's wait (enqueue or preemption to the pick, on rq_clock)
+        d[role[p]][4] += B[p].get('wait_sum', 0) - A[p].get('wait_sum', 0)
+        d[role[p]][5] += B[p].get('wait_count', 0) - A[p].get('wait_count', 0)
+    # The messages sent in the window, from the senders' write calls (one
+    # message a call: rt-tests' and perf's senders write DATASIZE at once).
+    if all('syscw' in S[p] for S in (A, B) for p in pids if role[p] == 'send'):
+        sent = sum(B[p]['syscw'] - A[p]['syscw'] for p in pids if role[p] == 'send')
+        if sent > 0: line += f"  window: {r['ctxt_window'] / sent:.3f} sw/msg over {sent} messages"
+    def per_arrival(r):  # the role's run and wait per arrival on a CPU, us, as schedlab's role line
+        n = d[r][5]
+        return f"run {1000 * d[r][0] / n:.0f} wait {1000 * d[r][4] / n:.0f}"
     tot = d['recv'][0] + d['send'][0]
     if tot <= 0: print(line, ' no time on a CPU in the window'); continue
     def gaps(S):
@@ -115,7 +139,9 @@ for label, r in runs.items():
                         for r in ('recv', 'send'))
     nices = sorted(set(B[p].get('nice') for p in pids))
     print(line + f"  window {r['tB'] - r['tA']:.1f} s: recv {100 * d['recv'][0] / tot:.1f}% of {tot:.0f} ms,"
-          f" recv sleeps {d['recv'][1]:.0f} preempted {d['recv'][2]:.0f}, send sleeps {d['send'][1]:.0f} preempted {d['send'][2]:.0f};"
+          f" recv sleeps {d['recv'][1]:.0f} preempted {d['recv'][2]:.0f}, send sleeps {d['send'][1]:.0f} preempted {d['send'][2]:.0f};" +
+          (f" per arrival (us) recv {per_arrival('recv')}, send {per_arrival('send')};"
+           if d['recv'][5] > 0 and d['send'][5] > 0 else '') +
           f" send-recv vruntime by CPU (ms) A {gaps(A)} B {gaps(B)}; nice {nices};"
           f" by CPU A {where(A)}, B {where(B)}" +
           (f"; migrations recv {d['recv'][3]:.0f} send {d['send'][3]:.0f}"

@@ -13,7 +13,8 @@
 #
 # EXTRA_CONFIG=tools/guest/guest-kernel-trace.config adds the scheduler's
 # tracepoints (for guest-init.sh's "trace" runs) and names the image
-# bzImage-6.1-wake-idle-cpu-trace.
+# bzImage-6.1-wake-idle-cpu-trace; EXTRA_CONFIG=tools/guest/guest-kernel-io.config
+# adds per-task I/O accounting (the snapshots' message counts), -io.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(cd "${1:-.}" && pwd)
@@ -28,6 +29,7 @@ make ARCH=x86_64 tinyconfig > /dev/null
 scripts/kconfig/merge_config.sh -m .config "$here/guest-kernel.config" $extra > /dev/null 2>&1
 make ARCH=x86_64 olddefconfig > /dev/null 2>&1
 make ARCH=x86_64 -j"$(nproc)" bzImage > build.log 2>&1 || { tail -30 build.log; exit 1; }
-name=bzImage-6.1-wake-idle-cpu${EXTRA_CONFIG:+-trace}
+suffix=${EXTRA_CONFIG:+-$(basename "$EXTRA_CONFIG" .config)}
+name=bzImage-6.1-wake-idle-cpu${suffix#-guest-kernel}
 cp arch/x86/boot/bzImage "$out/$name"
 echo "$out/$name"

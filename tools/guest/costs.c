@@ -429,6 +429,66 @@ static void measure_waking_writes(const char* name, int cpu) {
     printf("COST %s_ipis %.3f ipis/call\n", name, (double)calls / ((double)n * SLEEPERS)), fflush(stdout);
 }
 
+/* How long a wakeup takes to get its wakee running on CPU 1 while CPU 1 is
+ * busy: the writer on CPU 0 stamps the time and writes 8 B to a pipe; the
+ * reader, pinned to CPU 1 and asleep in read(), stamps the time it returns
+ * (the clock is one across CPUs). CPU 1 runs a spinner at nice 19 in user
+ * mode, so the reader (nice 0) preempts it at once: check_preempt_wakeup()
+ * compares the spinner's vruntime lead with the wakee's wakeup_gran(), and
+ * at nice 19 the spinner's vruntime runs 68 times as fast. Without the
+ * spinner CPU 1 is halted and the wakeup pays its exit (idle). The gap is
+ * the write up to its wakeup, try_to_wake_up() and the wake list's IPI,
+ * its delivery to a running virtual CPU, the handler's activation and
+ * preemption check, the switch, and the rest of the read: each sample is
+ * one wakeup, the writer pausing 200 us between them so the reader is
+ * back asleep. */
+static volatile int64_t *woken_at, *woken_seq;
+static volatile int stop_spinning;
+static int wake_fds[2];
+static void* spinner(void* ctx) {
+  (void)ctx;
+  pin(1);
+  if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) != 0) exit(15);
+  while (!stop_spinning) {}
+  return NULL;
+}
+static void* woken_reader(void* ctx) {
+  (void)ctx;
+  pin(1);
+  int64_t seq;
+  while (read(wake_fds[0], &seq, sizeof seq) == (ssize_t)sizeof seq) {
+    *woken_at = now_ns();
+    __atomic_store_n(woken_seq, seq, __ATOMIC_RELEASE);
+  }
+  return NULL;
+}
+static void measure_wakeup_to_run(const char* name, int busy) {
+  enum { MAX_WAKEUPS = 1 << 14 };
+  static double latency[MAX_WAKEUPS];
+  pthread_t reader, spin;
+  stop_spinning = 0;
+  *woken_seq = -1;
+  if (pipe(wake_fds)) exit(16);
+  if (pthread_create(&reader, NULL, woken_reader, NULL)) exit(17);
+  if (busy && pthread_create(&spin, NULL, spinner, NULL)) exit(18);
+  pin(0);
+  int n = 0;
+  int64_t end = now_ns() + (int64_t)(seconds_each * 1e9);
+  for (int64_t seq = 0; n < MAX_WAKEUPS && (n < 50 || now_ns() < end); seq++) {
+    for (int64_t until = now_ns() + 200000; now_ns() < until;) {}
+    int64_t t0 = now_ns();
+    if (write(wake_fds[1], &seq, sizeof seq) != (ssize_t)sizeof seq) exit(19);
+    while (__atomic_load_n(woken_seq, __ATOMIC_ACQUIRE) != seq) {}
+    if (seq > 0) latency[n++] = (double)(*woken_at - t0);  /* the first wakes a reader not yet asleep */
+  }
+  close(wake_fds[1]);
+  pthread_join(reader, NULL);
+  close(wake_fds[0]);
+  stop_spinning = 1;
+  if (busy) pthread_join(spin, NULL);
+  report(name, "ns/wakeup", latency, n);
+}
+
 /* A cache line passed between CPUs 0 and 1: two processes take turns
  * storing into one shared word, each spinning until the other's store
  * arrives (core-to-core-latency's ping-pong); per round trip, so two
@@ -549,6 +609,9 @@ int main(int argc, char** argv) {
   measure_waking_writes("pipe_write_4_to_32_waking_same_cpu", 0);
   measure_waking_writes("pipe_write_4_to_32_waking_cpu1", 1);
   measure("line_round_trip_cpu0_cpu1", "ns/round_trip", line_round_trips, NULL);
+  woken_at = shared_word + 128, woken_seq = shared_word + 192;  /* lines of their own */
+  measure_wakeup_to_run("wakeup_to_run_cpu1_busy", 1);
+  measure_wakeup_to_run("wakeup_to_run_cpu1_idle", 0);
   pin(1);
   tick_gaps();
   return 0;

@@ -38,11 +38,25 @@ uptime_s() { read -r u i < /proc/uptime; echo $u; }
 # delay, summed over the CPU's tasks), with builtins only
 sstat() { while read -r l; do case $l in cpu*) echo "SCHEDSTAT $1 $2 $l";; esac; done < /proc/schedstat; }
 snap() { # one cat at nice -20 reads every worker's sched and stat files: an instant
-  files=; for p in $KIDS; do files="$files /proc/$p/sched /proc/$p/stat"; done
+  # (and its io file where the kernel accounts I/O: a thread's own under its
+  # process's task/, since /proc/TID/io sums the whole thread group)
+  files=; for p in $KIDS; do
+    io=/proc/$p/io; [ -d /proc/$main/task/$p ] && io=/proc/$main/task/$p/io
+    files="$files /proc/$p/sched /proc/$p/stat"; [ -f $io ] && files="$files $io"
+  done
   renice -n -20 -p $$ > /dev/null   # POSIX renice -n adds an increment
   cat $files 2>/dev/null
   renice -n 20 -p $$ > /dev/null
 }
+# ctxt_every=S on the kernel's command line (run.sh: CTXT_EVERY=S): every S
+# seconds of each run the machine's context switches so far (/proc/stat
+# ctxt), printed after the run as "CTXT label uptime ctxt": whether the run's
+# switching is steady or moves over the run. The sampler is a shell at nice
+# 0 that wakes once a period.
+every=; for w in $(cat /proc/cmdline); do case $w in ctxt_every=*) every=${w#ctxt_every=};; esac; done
+sampler=
+sample_ctxt() { while :; do echo "CTXT $1 $(uptime_s) $(ctxt)"; sleep $every; done; }
+end_sampling() { [ -n "$sampler" ] && { kill $sampler; wait $sampler 2>/dev/null; cat /tmp/ctxt.txt; }; sampler=; }
 while read -r label feats warm window cmd; do
   [ -z "$label" ] && continue
   case "$label" in \#*) continue;; esac
@@ -74,11 +88,13 @@ while read -r label feats warm window cmd; do
   echo "CMD $label $cmd"
   sstat A $label > /tmp/ssa.txt
   c0=$(ctxt)
+  [ -n "$every" ] && { sample_ctxt $label > /tmp/ctxt.txt & sampler=$!; }
   $cmd > /tmp/out.txt 2>&1 &
   main=$!
   if [ "$warm" = 0 ] || [ "$warm" = trace ]; then
     if [ "$after" != 0 ]; then sleep "$after"; echo 1 > $T/tracing_on; fi
     wait $main; c1=$(ctxt)
+    end_sampling
     if [ "$warm" = trace ]; then
       echo 0 > $T/tracing_on
       head -n "$window" $T/trace | sed "s/^/TRACE $label /"
@@ -129,6 +145,7 @@ while read -r label feats warm window cmd; do
   snap > /tmp/b.txt
   wait $main
   c1=$(ctxt)
+  end_sampling
   cat /tmp/ssa.txt; sstat B $label
   set -- $KIDS
   echo "RUN $label feats=$feats kids=$# ctxt_total=$((c1 - c0)) ctxt_window=$((cB - cA)) tA=$tA tB=$tB $(grep -h 'Total time\|^Time' /tmp/out.txt | tr -s ' ')"

@@ -13,7 +13,8 @@
 # KERNEL may also be a kernel image (a bzImage), such as the patched 6.1 that
 # tools/guest/build-kernel.sh builds. The guest has 2 CPUs (SMP to change:
 # "2,sockets=2" gives two sockets of one CPU) and 1 GiB, extra QEMU options
-# come from QEMU_ARGS, and schedstats are on; the boot is stopped
+# come from QEMU_ARGS, and schedstats are on (CTXT_EVERY=S samples the
+# context switches every S seconds of each run: guest-init.sh); the boot is stopped
 # after TIMEOUT seconds (1800). Under TCG every cost is several times a
 # native one (perf bench sched messaging -g 1 -l 2000: 6-8 s against about
 # 1.2 s on the host), while the scheduler's time constants are not: compare
@@ -48,7 +49,7 @@ cp "$runs" "$root/runs.txt"
 (cd "$root" && find . | busybox cpio -o -H newc 2>/dev/null | gzip -1 > "$work/initrd.gz")
 out=${log:-$work/serial.log}
 timeout "${TIMEOUT:-1800}" qemu-system-x86_64 -accel tcg,thread=multi -cpu max -smp "${SMP:-2}" -m 1024 \
-  ${QEMU_ARGS:-} -kernel "$kernel" -initrd "$work/initrd.gz" -append "console=ttyS0 quiet panic=-1 schedstats=enable" \
+  ${QEMU_ARGS:-} -kernel "$kernel" -initrd "$work/initrd.gz" -append "console=ttyS0 quiet panic=-1 schedstats=enable${CTXT_EVERY:+ ctxt_every=$CTXT_EVERY}" \
   -nographic -no-reboot > "$out" 2>&1 || true
 grep -a '^GUEST\|^SETTING_FAILED' "$out" | cut -c1-300
 grep -aq '^GUEST_DONE' "$out" || echo "the guest did not finish (TIMEOUT ${TIMEOUT:-1800} s?): see $out" >&2
