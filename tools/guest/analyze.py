@@ -119,8 +119,14 @@ for label, r in runs.items():
     # The messages sent in the window, from the senders' write calls (one
     # message a call: rt-tests' and perf's senders write DATASIZE at once).
     if all('syscw' in S[p] for S in (A, B) for p in pids if role[p] == 'send'):
-        sent = sum(B[p]['syscw'] - A[p]['syscw'] for p in pids if role[p] == 'send')
-        if sent > 0: line += f"  window: {r['ctxt_window'] / sent:.3f} sw/msg over {sent} messages"
+        each = [B[p]['syscw'] - A[p]['syscw'] for p in pids if role[p] == 'send']
+        sent = sum(each)
+        if sent > 0:
+            # how evenly the senders progress: their messages in the window, and
+            # their totals at B (a laggard finishes alone, at the run's end)
+            totals = [B[p]['syscw'] for p in pids if role[p] == 'send']
+            line += (f"  window: {r['ctxt_window'] / sent:.3f} sw/msg over {sent} messages,"
+                     f" a sender's {min(each)}-{max(each)}, totals at B {min(totals)}-{max(totals)}")
     def per_arrival(r):  # the role's run and wait per arrival on a CPU, us, as schedlab's role line
         n = d[r][5]
         return f"run {1000 * d[r][0] / n:.0f} wait {1000 * d[r][4] / n:.0f}"
