@@ -339,13 +339,17 @@ std::string format_summary(const Summary& s) {
     o << "  time on a CPU by role  ms, share, then how its runs ended: asleep (voluntary) or preempted, and per"
          " arrival on a CPU its run and its wait before it (us; /proc/PID/sched's wait_sum/wait_count)\n";
     for (const auto& [role, r] : s.cpu_time_by_role) {
-      const double arrivals = static_cast<double>(std::max<int64_t>(r.arrivals, 1));
-      std::snprintf(buf, sizeof buf,
-                    "    %-24s %10.3f  %5.1f%%  asleep %10lld  preempted %10lld  run %9.1f  wait %9.1f\n",
-                    role.c_str(), static_cast<double>(r.run_ns) / 1e6,
+      // A role whose runs all began before the window has no arrival to divide by.
+      char per_arrival[64] = "  run         -  wait         -";
+      if (r.arrivals > 0) {
+        const double arrivals = static_cast<double>(r.arrivals);
+        std::snprintf(per_arrival, sizeof per_arrival, "  run %9.1f  wait %9.1f",
+                      static_cast<double>(r.run_ns) / arrivals / 1e3, static_cast<double>(r.wait_ns) / arrivals / 1e3);
+      }
+      std::snprintf(buf, sizeof buf, "    %-24s %10.3f  %5.1f%%  asleep %10lld  preempted %10lld%s\n", role.c_str(),
+                    static_cast<double>(r.run_ns) / 1e6,
                     total > 0 ? 100.0 * static_cast<double>(r.run_ns) / static_cast<double>(total) : 0.0,
-                    static_cast<long long>(r.sleeps), static_cast<long long>(r.preempted),
-                    static_cast<double>(r.run_ns) / arrivals / 1e3, static_cast<double>(r.wait_ns) / arrivals / 1e3);
+                    static_cast<long long>(r.sleeps), static_cast<long long>(r.preempted), per_arrival);
       o << buf;
     }
   }

@@ -11,7 +11,11 @@ and involuntary switches, its run and its wait per arrival on a CPU
 (schedstat's wait_sum and wait_count, as schedlab's "time on a CPU by role"
 line), and per CPU the senders' mean vruntime minus the receivers' at A and
 at B (tasks by the CPU they last ran on). A boot with CTXT_EVERY (run.sh)
-adds the machine's switches a second between its samples over the run. Where the
+adds the machine's switches a second between its samples over the run;
+one of the -io kernel (guest-kernel-io.config), whose snapshots hold each
+worker's /proc/.../io, the window's switches a message over the messages
+the senders wrote in it (their write calls), each sender's count, and
+the senders' totals at B (which include hackbench's one-byte ready write). Where the
 guest logged /proc/schedstat around a run (SCHEDSTAT lines), also the
 delay per arrival on a CPU and the wakeup-placement counts (see
 placement()). perf bench sched pipe's runs are read per round trip (op)."""
@@ -22,7 +26,7 @@ def read_log(path, boot):
     its log's number (1:, 2:, ...), so that runs of several boots stay apart."""
     text = open(path, errors='replace').read().replace('\r', '')
     if boot is None: return text
-    return re.sub(r'^(CMD|RUN|SNAP [AB]|SCHEDSTAT [AB]) (\S+)', lambda m: f'{m.group(1)} {boot}:{m.group(2)}', text,
+    return re.sub(r'^(CMD|RUN|SNAP [AB]|SCHEDSTAT [AB]|CTXT) (\S+)', lambda m: f'{m.group(1)} {boot}:{m.group(2)}', text,
                   flags=re.M)
 logs = sys.argv[1:]
 text = '\n'.join(read_log(path, i + 1 if len(logs) > 1 else None) for i, path in enumerate(logs))

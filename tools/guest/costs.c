@@ -441,20 +441,24 @@ static void measure_waking_writes(const char* name, int cpu) {
  * its delivery to a running virtual CPU, the handler's activation and
  * preemption check, the switch, and the rest of the read: each sample is
  * one wakeup, the writer pausing 200 us between them so the reader is
- * back asleep. */
+ * back asleep. Reader and spinner are threads of one process, so the
+ * switch loads no other address space (no switch_mm). */
 static volatile int64_t *woken_at, *woken_seq;
 static volatile int stop_spinning;
+static int threads_ready;  /* pinned (and the spinner at nice 19): the samples may start */
 static int wake_fds[2];
 static void* spinner(void* ctx) {
   (void)ctx;
   pin(1);
   if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19) != 0) exit(15);
+  __atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
   while (!stop_spinning) {}
   return NULL;
 }
 static void* woken_reader(void* ctx) {
   (void)ctx;
   pin(1);
+  __atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
   int64_t seq;
   while (read(wake_fds[0], &seq, sizeof seq) == (ssize_t)sizeof seq) {
     *woken_at = now_ns();
@@ -467,11 +471,17 @@ static void measure_wakeup_to_run(const char* name, int busy) {
   static double latency[MAX_WAKEUPS];
   pthread_t reader, spin;
   stop_spinning = 0;
+  threads_ready = 0;
   *woken_seq = -1;
   if (pipe(wake_fds)) exit(16);
   if (pthread_create(&reader, NULL, woken_reader, NULL)) exit(17);
   if (busy && pthread_create(&spin, NULL, spinner, NULL)) exit(18);
   pin(0);
+  /* The threads start on this CPU: until each has moved itself to CPU 1
+   * a sample could find CPU 1 idle or this writer preempted. Sleeping
+   * lets them run. */
+  const struct timespec ms = {0, 1000000};
+  while (__atomic_load_n(&threads_ready, __ATOMIC_ACQUIRE) < 1 + busy) nanosleep(&ms, NULL);
   int n = 0;
   int64_t end = now_ns() + (int64_t)(seconds_each * 1e9);
   for (int64_t seq = 0; n < MAX_WAKEUPS && (n < 50 || now_ns() < end); seq++) {

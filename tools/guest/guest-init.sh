@@ -51,11 +51,18 @@ snap() { # one cat at nice -20 reads every worker's sched and stat files: an ins
 # ctxt_every=S on the kernel's command line (run.sh: CTXT_EVERY=S): every S
 # seconds of each run the machine's context switches so far (/proc/stat
 # ctxt), printed after the run as "CTXT label uptime ctxt": whether the run's
-# switching is steady or moves over the run. The sampler is a shell at nice
-# 0 that wakes once a period.
+# switching is steady or moves over the run. The sampler is a subshell at
+# nice 0 that wakes once a period and reads with builtins (its sleep is
+# its only child). The run's last part, after the last sample, is not seen.
 every=; for w in $(cat /proc/cmdline); do case $w in ctxt_every=*) every=${w#ctxt_every=};; esac; done
 sampler=
-sample_ctxt() { while :; do echo "CTXT $1 $(uptime_s) $(ctxt)"; sleep $every; done; }
+sample_ctxt() {
+  while :; do
+    read -r up idle < /proc/uptime
+    while read -r k v; do [ "$k" = ctxt ] && { echo "CTXT $1 $up $v"; break; }; done < /proc/stat
+    sleep $every
+  done
+}
 end_sampling() { [ -n "$sampler" ] && { kill $sampler; wait $sampler 2>/dev/null; cat /tmp/ctxt.txt; }; sampler=; }
 while read -r label feats warm window cmd; do
   [ -z "$label" ] && continue
