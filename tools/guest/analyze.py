@@ -15,7 +15,10 @@ adds the machine's switches a second between its samples over the run;
 one of the -io kernel (guest-kernel-io.config), whose snapshots hold each
 worker's /proc/.../io, the window's switches a message over the messages
 the senders wrote in it (their write calls), each sender's count, and
-the senders' totals at B (which include hackbench's one-byte ready write). Where the
+the senders' totals at B (which include hackbench's one-byte ready write),
+and a sender's cost a message: its time on a CPU in the window over its
+messages there (tools/probes/hackbench-snapshots.sh takes the same snapshots
+of a native run). Where the
 guest logged /proc/schedstat around a run (SCHEDSTAT lines), also the
 delay per arrival on a CPU and the wakeup-placement counts (see
 placement()). perf bench sched pipe's runs are read per round trip (op)."""
@@ -131,6 +134,15 @@ for label, r in runs.items():
             totals = [B[p]['syscw'] for p in pids if role[p] == 'send']
             line += (f"  window: {r['ctxt_window'] / sent:.3f} sw/msg over {sent} messages,"
                      f" a sender's {min(each)}-{max(each)}, totals at B {min(totals)}-{max(totals)}")
+            # what a message costs each sender: its time on a CPU in the window
+            # over its messages there (a laggard may get the same time and
+            # pay more a message); cv = standard deviation over the mean
+            cost = [1000 * (B[p]['se.sum_exec_runtime'] - A[p]['se.sum_exec_runtime']) / (B[p]['syscw'] - A[p]['syscw'])
+                    for p in pids if role[p] == 'send' and B[p]['syscw'] > A[p]['syscw']]
+            if len(cost) > 1:
+                mean = sum(cost) / len(cost)
+                cv = (sum((c - mean) ** 2 for c in cost) / len(cost)) ** 0.5 / mean
+                line += f", a sender's cost {min(cost):.2f}-{max(cost):.2f} us/msg (cv {100 * cv:.1f}%)"
     def per_arrival(r):  # the role's run and wait per arrival on a CPU, us, as schedlab's role line
         n = d[r][5]
         return f"run {1000 * d[r][0] / n:.0f} wait {1000 * d[r][4] / n:.0f}"
