@@ -143,6 +143,8 @@ for label, r in runs.items():
                 mean = sum(cost) / len(cost)
                 cv = (sum((c - mean) ** 2 for c in cost) / len(cost)) ** 0.5 / mean
                 line += f", a sender's cost {min(cost):.2f}-{max(cost):.2f} us/msg (cv {100 * cv:.1f}%)"
+            if len(cost) < len(each):  # a sender that wrote nothing has no cost, and is the laggard
+                line += f", {len(each) - len(cost)} senders wrote nothing"
     def per_arrival(r):  # the role's run and wait per arrival on a CPU, us, as schedlab's role line
         n = d[r][5]
         return f"run {1000 * d[r][0] / n:.0f} wait {1000 * d[r][4] / n:.0f}"
