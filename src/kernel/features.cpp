@@ -17,6 +17,11 @@ const std::vector<FeatureInfo>& feature_catalog() {
       {"WAKEUP_PREEMPTION", "cfs", "a waking task may preempt the current one"},
       {"LB_BIAS", "cfs", "source_load()/target_load() use the cpu_load[] history"},
       {"TTWU_QUEUE", "cfs", "wakeups across LLCs are queued on the target's wake list (IPI)"},
+      {"TTWU_QUEUE_IDLE_V60", "cfs",
+       "what-if from v6.0 (f3dd3f674555 \"sched: Remove the limitation of WF_ON_CPU on wakelist if wakee cpu is "
+       "idle\" and 28156108fecb, as 6.1 has them in ttwu_queue_cond()): with TTWU_QUEUE, a wakeup within the LLC "
+       "onto another CPU whose runqueue is empty is queued on that CPU's wake list too; off = 4.0's ttwu_queue(), "
+       "which queues only across LLCs"},
       {"LB_MIN", "cfs", "load balancing skips tasks with tiny load"},
       {"WAKE_WIDE", "cfs", "wake_affine() refuses affine wakeups when wake_wide() (3.12+)"},
       {"NEWIDLE_COST", "cfs",

@@ -528,6 +528,57 @@ TEST(Golden, CfsSelectIdleV54ScanFindsTheIdleCpuWithinAWideBudget) {
   EXPECT_EQ(cut, 0);
 }
 
+namespace {
+// The CPU that logs the first trace line containing `event` (its "[NNN]"
+// column), or -1.
+int logging_cpu_of(const obs::FtraceWriter& trace, const std::string& event) {
+  const std::string t = trace.text();
+  const auto at = t.find(event);
+  if (at == std::string::npos) return -1;
+  return std::stoi(t.substr(t.rfind('[', at) + 1, 3));
+}
+
+// On one socket of two cores (one LLC), the hog on CPU 0 wakes the sleeper
+// that last ran on CPU 1, idle by then; traced. Returns the CPU that logged
+// the sleeper's sched_wakeup (the one that enqueued it) and sets `target`
+// to the CPU it was woken onto.
+int llc_wakeup_enqueuer(const char* features, const char* golden, int* target) {
+  TinySim s("1s2c1t", "linux-4.0", 1, features);
+  obs::FtraceWriter trace(2);
+  s.k.add_observer(&trace);
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) { return blocker(p, &wq, &flag); }, 1);
+  s.k.spawn("hog0", [&](Proc& p) { return waking_hog(p, &wq, &flag); }, 0);
+  check_golden(golden, s, trace);
+  *target = target_cpu_of(trace, "sched_wakeup: comm=sleeper");
+  return logging_cpu_of(trace, "sched_wakeup: comm=sleeper");
+}
+}  // namespace
+
+// 6.0's ttwu_queue_cond() (the what-if TTWU_QUEUE_IDLE_V60) against 4.0's
+// ttwu_queue(). The wakee goes back to its idle CPU 1 either way. 4.0
+// queues only across LLCs: the waker enqueues the wakee on CPU 1's
+// runqueue itself, under that CPU's lock, and logs its sched_wakeup. 6.0
+// hands it to CPU 1's wake list (`!cpu_rq(cpu)->nr_running`), and CPU 1
+// activates it, logging the sched_wakeup, once it sees the flag its
+// polling idle loop watches (or takes the IPI).
+TEST(Golden, CfsWakeupWithinTheLlcIsEnqueuedByTheWaker) {
+  int target = -1;
+  const int enqueuer = llc_wakeup_enqueuer("", "cfs_ttwu_within_llc_by_waker", &target);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(target, 1);
+  EXPECT_EQ(enqueuer, 0);
+}
+
+TEST(Golden, CfsTtwuQueueIdleV60HandsTheWakeeToItsIdleCpusWakeList) {
+  int target = -1;
+  const int enqueuer = llc_wakeup_enqueuer("TTWU_QUEUE_IDLE_V60", "cfs_ttwu_queue_idle_v60", &target);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(target, 1);
+  EXPECT_EQ(enqueuer, 1);
+}
+
 // 4.0's wake_affine() when the sync subtraction empties the waker's CPU
 // (kernel/sched/fair.c: "this_cpu is idle due to the sync cause above having
 // dropped this_load to 0, we'll always have an imbalance"): on 2s2c1t the

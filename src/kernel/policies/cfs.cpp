@@ -327,8 +327,15 @@ class Cfs final : public SchedClass {
   int64_t runnable_load(int cpu) const override { return rq(cpu).cfs.runnable_load_avg; }
   unsigned long cpu_load0(int cpu) const override { return static_cast<unsigned long>(rq(cpu).cpu_load[0]); }
   bool queue_remote_wakeup(int from, int to) const override {
-    // ttwu_queue(): TTWU_QUEUE && !cpus_share_cache(smp_processor_id(), cpu)
-    return feats_.TTWU_QUEUE && !core_.domains().cpus_share_cache(from, to);
+    // ttwu_queue() (4.0): TTWU_QUEUE && !cpus_share_cache(smp_processor_id(), cpu)
+    if (!feats_.TTWU_QUEUE) return false;
+    if (!core_.domains().cpus_share_cache(from, to)) return true;
+    // ttwu_queue_cond() (6.0+, f3dd3f674555): "If the wakee cpu is idle ...
+    // use the wakelist to offload the task activation to the idle ... CPU
+    // as the current CPU is likely busy": `cpu != smp_processor_id()` and
+    // `!cpu_rq(cpu)->nr_running`. Wakees already on its list are not
+    // counted in nr_running, so a CPU with a pending list still qualifies.
+    return feats_.TTWU_QUEUE_IDLE_V60 && from != to && nr_running(to) == 0;
   }
   std::string check_invariants() const override;
   std::vector<std::pair<std::string, int64_t>> stats() const override {
@@ -765,6 +772,7 @@ class Cfs final : public SchedClass {
   X(SELECT_IDLE_V54) \
   X(START_DEBIT) \
   X(TTWU_QUEUE) \
+  X(TTWU_QUEUE_IDLE_V60) \
   X(WAKEUP_GRAN_BY_NR_RUNNING) \
   X(WAKEUP_PREEMPTION) \
   X(WAKE_AFFINE_ALWAYS_COMPARE) \
