@@ -1431,6 +1431,11 @@ int Kernel::ttwu_select(Task* p, int wake_flags) {
   const int c = select_task_rq(p, SD_BALANCE_WAKE, wake_flags);
   for (auto* o : observers_) o->on_waking(now_ns(), waker, p, c);
   if (c != p->cpu) set_task_cpu(p, c);
+  // ttwu_queue_cond() is read once, here, for both the waker's lines and
+  // ttwu_queue()'s path: the kernel reads it right after select_task_rq(),
+  // before the accesses the lines charge, and since 6.0 its answer depends
+  // on the target's nr_running, which may change while those are charged.
+  p->wake_by_queue = policy_->queue_remote_wakeup(waker, c);
   const int level = c == waker ? -1 : domains_.level_spanning(waker, c);
   for (auto* o : observers_) o->on_wakeup_placement(now_ns(), waker, c, c == waker, level);
   if (ttwu_lines_) charge(waker, ttwu_waker_lines(p, from, c), CostPath::Wakeup);
@@ -1461,7 +1466,7 @@ int64_t Kernel::ttwu_waker_lines(Task* p, int from, int c) {
   const sched_lines::Wakeup w{waker, p->lines, cpu(from).rq_lines, cpu(c).rq_lines, from != c};
   // (A sched_setaffinity() racing with the wakeup may still turn a queued
   // wakeup into a direct enqueue in ttwu_queue(); it is charged as queued.)
-  if (policy_->queue_remote_wakeup(waker, c))
+  if (p->wake_by_queue)
     return sched_lines::wake_by_queue(machine_, w, cpu(c).wake_list.empty(), config_.preset().version >= 316);
   Task* curr = cpu(c).curr;
   return sched_lines::wake_by_enqueue(machine_, w, curr ? &curr->lines : nullptr);
@@ -1473,7 +1478,7 @@ void Kernel::ttwu_queue(Task* p, int c, int wake_flags) {
   // kernel's waits for pi_lock, so it acts on the queued task).
   const bool moved_away = p->affinity_changed_while_waking && !p->cpus_allowed.test(c);
   p->affinity_changed_while_waking = false;
-  if (!moved_away && policy_->queue_remote_wakeup(this_cpu_, c)) {
+  if (!moved_away && p->wake_by_queue) {
     // ttwu_queue_remote(): the target enqueues it from the IPI handler.
     cpu(c).wake_list.push_back(p);
     kick_cpu(c, Kick::QueuedWakeup);

@@ -539,17 +539,28 @@ int logging_cpu_of(const obs::FtraceWriter& trace, const std::string& event) {
 }
 
 // On one socket of two cores (one LLC), the hog on CPU 0 wakes the sleeper
-// that last ran on CPU 1, idle by then; traced. Returns the CPU that logged
-// the sleeper's sched_wakeup (the one that enqueued it) and sets `target`
-// to the CPU it was woken onto.
-int llc_wakeup_enqueuer(const char* features, const char* golden, int* target) {
+// that last ran on CPU 1, idle by then or, with `cpu1_busy`, running a hog
+// (both pinned there, so the wakee goes back to CPU 1); traced. Returns the
+// CPU that logged the sleeper's sched_wakeup (the one that enqueued it)
+// and sets `target` to the CPU it was woken onto.
+int llc_wakeup_enqueuer(const char* features, const char* golden, int* target, bool cpu1_busy = false) {
   TinySim s("1s2c1t", "linux-4.0", 1, features);
   obs::FtraceWriter trace(2);
   s.k.add_observer(&trace);
   kernel::WaitQueue wq;
   bool flag = false;
-  s.k.spawn("sleeper", [&](Proc& p) { return blocker(p, &wq, &flag); }, 1);
+  auto pin_to_cpu1 = [](kernel::Task* t) {
+    t->cpus_allowed = hw::CpuMask{};
+    t->cpus_allowed.set(1);
+  };
+  kernel::Task* sleeper = s.k.spawn("sleeper", [&](Proc& p) { return blocker(p, &wq, &flag); }, 1);
   s.k.spawn("hog0", [&](Proc& p) { return waking_hog(p, &wq, &flag); }, 0);
+  if (cpu1_busy) {
+    pin_to_cpu1(sleeper);
+    s.k.events().schedule(sim::Time(50000), sim::Phase::Control, [&] {
+      pin_to_cpu1(s.k.spawn("hog1", [](Proc& p) { return hog(p, 500000, 100000); }, 1));
+    });
+  }
   check_golden(golden, s, trace);
   *target = target_cpu_of(trace, "sched_wakeup: comm=sleeper");
   return logging_cpu_of(trace, "sched_wakeup: comm=sleeper");
@@ -577,6 +588,18 @@ TEST(Golden, CfsTtwuQueueIdleV60HandsTheWakeeToItsIdleCpusWakeList) {
   if (::testing::Test::IsSkipped()) return;
   EXPECT_EQ(target, 1);
   EXPECT_EQ(enqueuer, 1);
+}
+
+// With TTWU_QUEUE_IDLE_V60, a wakeup onto a CPU of the LLC that has a task
+// on its runqueue is still the waker's to enqueue (`!cpu_rq(cpu)->nr_running`
+// fails), with check_preempt_curr() against that CPU's hog.
+TEST(Golden, CfsTtwuQueueIdleV60LeavesAWakeupOntoABusyCpuToTheWaker) {
+  int target = -1;
+  const int enqueuer =
+      llc_wakeup_enqueuer("TTWU_QUEUE_IDLE_V60", "cfs_ttwu_queue_idle_v60_busy_target", &target, true);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(target, 1);
+  EXPECT_EQ(enqueuer, 0);
 }
 
 // 4.0's wake_affine() when the sync subtraction empties the waker's CPU

@@ -2571,7 +2571,8 @@ int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_f
 
 // The patch's fall-through. find_idlest_group()/find_idlest_cpu() judge a
 // CPU by weighted_cpuload() and idle_cpu(): a CPU with a wakeup still on its
-// wake_list (TTWU_QUEUE, across LLCs) or just chosen for one earlier in the
+// wake_list (TTWU_QUEUE: across LLCs, and with TTWU_QUEUE_IDLE_V60 to an
+// idle CPU of the LLC) or just chosen for one earlier in the
 // same batch is not idle yet carries no load, so the search can pick it
 // again. Counted, because that is where the patch stacks wakees.
 // The search runs over the waker's domains (select_task_rq_fair()'s
