@@ -565,6 +565,16 @@ int llc_wakeup_enqueuer(const char* features, const char* golden, int* target, b
   *target = target_cpu_of(trace, "sched_wakeup: comm=sleeper");
   return logging_cpu_of(trace, "sched_wakeup: comm=sleeper");
 }
+
+// llc_wakeup_enqueuer(), expecting the wakee back on CPU 1, enqueued by
+// `want_enqueuer`.
+void expect_llc_wakeup(const char* features, const char* golden, bool cpu1_busy, int want_enqueuer) {
+  int target = -1;
+  const int enqueuer = llc_wakeup_enqueuer(features, golden, &target, cpu1_busy);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(target, 1) << golden;
+  EXPECT_EQ(enqueuer, want_enqueuer) << golden;
+}
 }  // namespace
 
 // 6.0's ttwu_queue_cond() (the what-if TTWU_QUEUE_IDLE_V60) against 4.0's
@@ -575,31 +585,18 @@ int llc_wakeup_enqueuer(const char* features, const char* golden, int* target, b
 // activates it, logging the sched_wakeup, once it sees the flag its
 // polling idle loop watches (or takes the IPI).
 TEST(Golden, CfsWakeupWithinTheLlcIsEnqueuedByTheWaker) {
-  int target = -1;
-  const int enqueuer = llc_wakeup_enqueuer("", "cfs_ttwu_within_llc_by_waker", &target);
-  if (::testing::Test::IsSkipped()) return;
-  EXPECT_EQ(target, 1);
-  EXPECT_EQ(enqueuer, 0);
+  expect_llc_wakeup("", "cfs_ttwu_within_llc_by_waker", false, 0);
 }
 
 TEST(Golden, CfsTtwuQueueIdleV60HandsTheWakeeToItsIdleCpusWakeList) {
-  int target = -1;
-  const int enqueuer = llc_wakeup_enqueuer("TTWU_QUEUE_IDLE_V60", "cfs_ttwu_queue_idle_v60", &target);
-  if (::testing::Test::IsSkipped()) return;
-  EXPECT_EQ(target, 1);
-  EXPECT_EQ(enqueuer, 1);
+  expect_llc_wakeup("TTWU_QUEUE_IDLE_V60", "cfs_ttwu_queue_idle_v60", false, 1);
 }
 
 // With TTWU_QUEUE_IDLE_V60, a wakeup onto a CPU of the LLC that has a task
 // on its runqueue is still the waker's to enqueue (`!cpu_rq(cpu)->nr_running`
 // fails), with check_preempt_curr() against that CPU's hog.
 TEST(Golden, CfsTtwuQueueIdleV60LeavesAWakeupOntoABusyCpuToTheWaker) {
-  int target = -1;
-  const int enqueuer =
-      llc_wakeup_enqueuer("TTWU_QUEUE_IDLE_V60", "cfs_ttwu_queue_idle_v60_busy_target", &target, true);
-  if (::testing::Test::IsSkipped()) return;
-  EXPECT_EQ(target, 1);
-  EXPECT_EQ(enqueuer, 0);
+  expect_llc_wakeup("TTWU_QUEUE_IDLE_V60", "cfs_ttwu_queue_idle_v60_busy_target", true, 0);
 }
 
 // 4.0's wake_affine() when the sync subtraction empties the waker's CPU
