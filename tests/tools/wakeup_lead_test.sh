@@ -1,0 +1,15 @@
+#!/bin/sh
+# tools/guest/wakeup-lead.py on the first 600 events of two traced runs of
+# the real 6.1 on one LLC (tools/guest/traced/wakeup-lead.log, stop 73:
+# hackbench -f 6, threads and processes), against the expected report.
+# Needs python3, which the build does not: skipped (77) without it.
+set -eu
+src=$1
+command -v python3 > /dev/null || exit 77
+python3 "$src/tools/guest/wakeup-lead.py" --min-switches 1 "$src/tools/guest/traced/wakeup-lead.log" \
+  > "${TMPDIR:-/tmp}/wakeup_lead.$$"
+if [ "${SCHEDLAB_UPDATE_GOLDEN:-}" = 1 ]; then
+  cp "${TMPDIR:-/tmp}/wakeup_lead.$$" "$src/tests/tools/wakeup_lead.out"
+fi
+diff -u "$src/tests/tools/wakeup_lead.out" "${TMPDIR:-/tmp}/wakeup_lead.$$"
+rm -f "${TMPDIR:-/tmp}/wakeup_lead.$$"
