@@ -60,6 +60,32 @@ TEST(MachineProfile, SeedMachinesLoadWithEveryCostSourced) {
   EXPECT_EQ(hw::load_machine("p4xeon-4way").topology.nr_cpus(), 4);
 }
 
+// The what-if machines the experiments' notes run (`schedlab run ...
+// --machine experiments/whatif/<file>`) load, with every cost sourced. The
+// wakeup/switch re-splits of stop 74 move cost between a wakeup and a switch
+// and keep what the two cost together (ttwu_base + context_switch +
+// schedule_base, the shipped 300 + 1000 + 500 ns) and the switch's own 2:1.
+TEST(MachineProfile, TheExperimentsWhatIfMachinesLoadAndReSplitOnly) {
+  const auto shipped = hw::load_machine("haswell-2s8c2t").costs;
+  int files = 0;
+  for (const auto& e :
+       std::filesystem::directory_iterator(std::string(SCHEDLAB_SOURCE_DIR) + "/experiments/whatif")) {
+    if (e.path().extension() != ".toml") continue;
+    ++files;
+    const auto p = hw::load_machine(e.path().string());
+    for (size_t i = 0; i < p.cost_sources.size(); ++i)
+      EXPECT_FALSE(p.cost_sources[i].empty()) << e.path() << " " << hw::cost_params()[i].name;
+    if (e.path().filename().string().find("lkp-split") == std::string::npos) continue;
+    EXPECT_EQ(p.costs.ttwu_base + p.costs.context_switch + p.costs.schedule_base,
+              shipped.ttwu_base + shipped.context_switch + shipped.schedule_base)
+        << e.path();
+    EXPECT_NEAR(static_cast<double>(p.costs.context_switch), 2.0 * p.costs.schedule_base, 1.0) << e.path();
+    EXPECT_GT(p.costs.ttwu_base, shipped.ttwu_base) << e.path();
+    EXPECT_EQ(p.costs.unix_send_base, shipped.unix_send_base) << e.path();
+  }
+  EXPECT_GE(files, 5);
+}
+
 // qemu-tcg-2s1c is the emulated machine of tools/guest, its costs measured
 // in the guest (tools/guest/fit-profile.py): two sockets of one CPU, one
 // idle state that halts, and every cost from the guest's measurements.
