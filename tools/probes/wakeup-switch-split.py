@@ -23,6 +23,16 @@ same ratio from a run's JSON (`schedlab perf bench ... --json`, or
   (pick_next_task_fair() runs them inside __schedule()) and the rest of the
   lock holds.
 
+Approximations, each a few ns a wakeup on seed 000's messaging (a review
+measured them with an instrumented build, stop 74): the `wakeup` path and
+the lock holds counted a wakeup include the work the target CPU does for a
+wakeup queued on its wake list (sched_ttwu_pending() in the IPI, which perf
+puts under the interrupt), the lines of that activation land in `rq_lock`
+and so on the switch's side, and the waker's store to a polling target's
+flag (in `ipi`) is left out. Corrected, the shipped profile's 0.472 is
+0.475. The switches include an idle CPU's switch to a woken task, which
+rusage does not count (about 2.6% of them there).
+
 The ratios: `per event` (per wakeup over per switch: the cost split),
 `shares` (the two paths' totals, as perf's children percentages compare
 them) and `with placement` (per event, placement in the wakeup's side).
