@@ -66,9 +66,10 @@ TEST(MachineProfile, SeedMachinesLoadWithEveryCostSourced) {
 
 // The what-if machines the experiments' notes run (`schedlab run ...
 // --machine experiments/whatif/<file>`) load, with every cost sourced. The
-// wakeup/switch re-splits of stop 74 (`*lkp-split*`) change only ttwu_base,
-// context_switch and schedule_base of the profile they extend, keep what the
-// three cost together and the switch's own 2:1, and move cost to the wakeup.
+// wakeup/switch re-splits of stop 74 (`*lkp-split*`) change only the
+// wakeup's (ttwu_base, ttwu_activate) and the switch's (context_switch,
+// schedule_base) costs of the profile they extend, keep what the four cost
+// together and the switch's own 2:1, and move cost to the wakeup.
 TEST(MachineProfile, TheExperimentsWhatIfMachinesLoadAndReSplitOnly) {
 #define COST(name, unit, help) {#name, &hw::Costs::name},
   static const std::vector<std::pair<std::string, int64_t hw::Costs::*>> kCosts = {
@@ -91,14 +92,17 @@ TEST(MachineProfile, TheExperimentsWhatIfMachinesLoadAndReSplitOnly) {
     const auto from = at + std::string("extends = \"").size();
     const auto base = hw::load_machine(text.substr(from, text.find('"', from) - from)).costs;
     for (const auto& [name, field] : kCosts) {
-      if (name == "ttwu_base" || name == "context_switch" || name == "schedule_base") continue;
+      if (name == "ttwu_base" || name == "ttwu_activate" || name == "context_switch" || name == "schedule_base")
+        continue;
       EXPECT_EQ(p.costs.*field, base.*field) << e.path() << " " << name;
     }
-    EXPECT_EQ(p.costs.ttwu_base + p.costs.context_switch + p.costs.schedule_base,
-              base.ttwu_base + base.context_switch + base.schedule_base)
+    const int64_t wakeup = p.costs.ttwu_base + p.costs.ttwu_activate;
+    const int64_t base_wakeup = base.ttwu_base + base.ttwu_activate;
+    EXPECT_EQ(wakeup + p.costs.context_switch + p.costs.schedule_base,
+              base_wakeup + base.context_switch + base.schedule_base)
         << e.path();
     EXPECT_NEAR(static_cast<double>(p.costs.context_switch), 2.0 * p.costs.schedule_base, 1.0) << e.path();
-    EXPECT_GT(p.costs.ttwu_base, base.ttwu_base) << e.path();
+    EXPECT_GT(wakeup, base_wakeup) << e.path();
   }
   EXPECT_GE(files, 5);
 }
