@@ -275,8 +275,15 @@ TEST(Cli, IpcBenchTimesEachRoundTripWithMinusT) {
   ASSERT_GT(noisy[0], 0) << stock.out;
   EXPECT_LT(noisy[0], noisy[1]);
   EXPECT_LT(noisy[1], noisy[2]);
-  // The metrics are the log's figures, in microseconds, and the median is
-  // close to the mean round trip the headline reports.
+  // The metrics are the log's figures, in microseconds, and the mean round
+  // trip the headline reports lies between the 5th and 95th percentiles.
+  // (Not near the median: since stop 75's split of the wakeup and the
+  // switch this pair's round trips are multimodal, 7.4-12.3 us in steps of
+  // about a microsecond: the costs' noise decides whether a wakeup finds
+  // its wakee's old CPU still in schedule() and spins on p->on_cpu, as
+  // 4.0's try_to_wake_up() does, 2156 of 4000 wakeups here against 47 on
+  // the old split; without the noise 3982 do and every round trip takes
+  // the same.)
   auto json = run(cmd + "haswell-2s8c2t --json");
   ASSERT_EQ(json.code, 0) << json.err;
   auto metric = [&json](const std::string& name) {
@@ -286,7 +293,8 @@ TEST(Cli, IpcBenchTimesEachRoundTripWithMinusT) {
   EXPECT_NEAR(metric("round_trip_p5"), noisy[0] * 1e6, 1e-6);
   EXPECT_NEAR(metric("round_trip_median"), noisy[1] * 1e6, 1e-6);
   EXPECT_NEAR(metric("round_trip_p95"), noisy[2] * 1e6, 1e-6);
-  EXPECT_NEAR(metric("round_trip_median"), metric("round_trip"), 0.01 * metric("round_trip"));
+  EXPECT_GT(metric("round_trip"), metric("round_trip_p5"));
+  EXPECT_LT(metric("round_trip"), metric("round_trip_p95"));
   auto quiet = run(cmd + "tests/cli/whatif_haswell_no_jitter.toml");
   ASSERT_EQ(quiet.code, 0) << quiet.err;
   const auto flat = spread(quiet.out);

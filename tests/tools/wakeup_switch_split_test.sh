@@ -4,11 +4,13 @@
 # (`schedlab perf bench ... --json`), and experiments/seed000-switch-cost.toml's
 # 20 repeats on the what-if experiments/whatif/haswell-2s8c2t-lkp-split.toml
 # (`schedlab run ... --json`, the repeats' means), against the expected
-# report: the shipped split puts a wakeup at 0.47 of a switch, the what-if
-# at the 0.95 it was derived for. Then this build's model, on a short run
-# of the same load: the what-if must still give its ratio (0.90-1.00) and
-# the shipped profile stay below 0.6, or the what-ifs' derivation (their
-# header) has to be redone.
+# report: the split shipped before stop 75 puts a wakeup at 0.47 of a
+# switch, the what-if at the 0.95 it was derived for. Then this build's
+# model, on a short run of the same load: the shipped profile (since stop
+# 75 the 0.95 split, the activation apart: 0.97 at -l 2000, 1.01 on this
+# short run) must stay in 0.90-1.05 and the old split (whatif/haswell-2s8c2t-generic-split.toml)
+# stay below 0.6, or the profile's derivation (machines/haswell-2s8c2t.toml,
+# context_switch) has to be redone.
 # Needs python3 3.11 (tomllib), which the build does not: skipped (77) without it.
 #
 #   wakeup_switch_split_test.sh SOURCE_DIR SCHEDLAB [RELEASE_SCHEDLAB]
@@ -33,6 +35,6 @@ ratio() {  # the per-event ratio of a short seed-000 messaging run on machine $1
     | python3 "$split" --machine "$1" | awk 'NR == 2 { print $(NF - 2) }'
 }
 shipped=$(ratio haswell-2s8c2t)
-derived=$(ratio "$whatif")
-echo "per event: shipped $shipped, what-if $derived"
-awk -v s="$shipped" -v d="$derived" 'BEGIN { exit !(s < 0.6 && d >= 0.90 && d <= 1.00) }'
+old=$(ratio "$src/experiments/whatif/haswell-2s8c2t-generic-split.toml")
+echo "per event: shipped $shipped, the old split $old"
+awk -v s="$shipped" -v o="$old" 'BEGIN { exit !(o < 0.6 && s >= 0.90 && s <= 1.05) }'

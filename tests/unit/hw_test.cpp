@@ -66,10 +66,12 @@ TEST(MachineProfile, SeedMachinesLoadWithEveryCostSourced) {
 
 // The what-if machines the experiments' notes run (`schedlab run ...
 // --machine experiments/whatif/<file>`) load, with every cost sourced. The
-// wakeup/switch re-splits of stop 74 (`*lkp-split*`) change only the
-// wakeup's (ttwu_base, ttwu_activate) and the switch's (context_switch,
-// schedule_base) costs of the profile they extend, keep what the four cost
-// together and the switch's own 2:1, and move cost to the wakeup.
+// wakeup/switch re-splits (`*-split*`: stop 74's LKP ratios, and the
+// generic split the Haswell profiles shipped before stop 75) change only
+// the wakeup's (ttwu_base, ttwu_activate) and the switch's
+// (context_switch, schedule_base) costs of the profile they extend, keep
+// what the four cost together, and keep the switch's own 2:1. The shipped
+// profile's wakeup lies between the generic split's and the high end's.
 TEST(MachineProfile, TheExperimentsWhatIfMachinesLoadAndReSplitOnly) {
 #define COST(name, unit, help) {#name, &hw::Costs::name},
   static const std::vector<std::pair<std::string, int64_t hw::Costs::*>> kCosts = {
@@ -84,7 +86,7 @@ TEST(MachineProfile, TheExperimentsWhatIfMachinesLoadAndReSplitOnly) {
     const auto p = hw::load_machine(e.path().string());
     for (size_t i = 0; i < p.cost_sources.size(); ++i)
       EXPECT_FALSE(p.cost_sources[i].empty()) << e.path() << " " << hw::cost_params()[i].name;
-    if (e.path().filename().string().find("lkp-split") == std::string::npos) continue;
+    if (e.path().filename().string().find("-split") == std::string::npos) continue;
     std::ifstream in(e.path());
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     const auto at = text.find("extends = \"");
@@ -102,9 +104,13 @@ TEST(MachineProfile, TheExperimentsWhatIfMachinesLoadAndReSplitOnly) {
               base_wakeup + base.context_switch + base.schedule_base)
         << e.path();
     EXPECT_NEAR(static_cast<double>(p.costs.context_switch), 2.0 * p.costs.schedule_base, 1.0) << e.path();
-    EXPECT_GT(wakeup, base_wakeup) << e.path();
+    if (e.path().filename().string().find("generic-split") != std::string::npos) {
+      EXPECT_EQ(p.costs.ttwu_base, 300) << e.path();
+      EXPECT_LT(wakeup, base_wakeup) << e.path();
+    }
+    if (e.path().filename().string().find("split-high") != std::string::npos) EXPECT_GT(wakeup, base_wakeup);
   }
-  EXPECT_GE(files, 5);
+  EXPECT_GE(files, 6);
 }
 
 // qemu-tcg-2s1c is the emulated machine of tools/guest, its costs measured

@@ -319,7 +319,7 @@ TEST(StatsCollector, KernelWorkByPathAddsUpToTheBusyTimeOnOneCpu) {
   ASSERT_GT(switches.n, 0);
   near(work_of(summary, "context_switch"), static_cast<double>(switches.n * costs.context_switch));
   ASSERT_GT(summary.wakeups, 0);
-  near(work_of(summary, "wakeup"), static_cast<double>(summary.wakeups * costs.ttwu_base));
+  near(work_of(summary, "wakeup"), static_cast<double>(summary.wakeups * (costs.ttwu_base + costs.ttwu_activate)));
   EXPECT_EQ(work_of(summary, "placement"), 0);
   EXPECT_EQ(work_of(summary, "ipi"), 0);
 }
