@@ -1,6 +1,6 @@
 #!/bin/sh
 # tools/probes/wakeup-switch-split.py on two runs' JSON, trimmed to the keys
-# it reads: seed 000's messaging (-g 10 -l 2000, seed 1) on haswell-2s8c2t
+# it reads: seed 000's messaging (-g 10 -l 2000, seed 1) on haswell-2s8c2t as it was before stop 75 (whatif/haswell-2s8c2t-generic-split.toml)
 # (`schedlab perf bench ... --json`), and experiments/seed000-switch-cost.toml's
 # 20 repeats on the what-if experiments/whatif/haswell-2s8c2t-lkp-split.toml
 # (`schedlab run ... --json`, the repeats' means), against the expected
@@ -23,7 +23,7 @@ out="${TMPDIR:-/tmp}/wakeup_switch_split.$$"
 trap 'rm -f "$out"' EXIT
 split="$src/tools/probes/wakeup-switch-split.py"
 whatif="$src/experiments/whatif/haswell-2s8c2t-lkp-split.toml"
-python3 "$split" --machine haswell-2s8c2t "$src/tests/tools/wakeup_switch_split_run.json" > "$out"
+python3 "$split" --machine "$src/experiments/whatif/haswell-2s8c2t-generic-split.toml" "$src/tests/tools/wakeup_switch_split_run.json" > "$out"
 python3 "$split" --machine "$whatif" "$src/tests/tools/wakeup_switch_split_experiment.json" >> "$out"
 if [ "${SCHEDLAB_UPDATE_GOLDEN:-}" = 1 ]; then
   cp "$out" "$src/tests/tools/wakeup_switch_split.out"

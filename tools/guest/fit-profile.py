@@ -18,7 +18,7 @@ directly becomes the cost it names, less the parts the model charges
 separately (the system call's entry, the copy). Two figures are fitted
 through the model itself, since each is a whole path: the round trip of
 two tasks on one CPU sets the switch's costs (context_switch, schedule_base
-and ttwu_base, kept in generic's 1000:500:300), and the round trip between
+and ttwu_base, kept in generic's 1000:500:300 as it was before stop 75), and the round trip between
 the two CPUs the HLT state's exit latency. The kernel paths costs.c does not
 reach are generic's, times the ratio of the measured system calls to
 generic's for the same calls. switch_mm, what a change of address space adds
@@ -32,6 +32,8 @@ and the wakeup are split as measured instead of by generic's ratio
 the switch is fitted as above. Prints the medians and fits to stderr."""
 import json, os, re, statistics, subprocess, sys, tempfile
 
+# generic's costs as they were before stop 75 moved its wakeup/switch split:
+# the profiles fitted here (qemu-tcg-*, kvm-epyc-1s2c) were scaled from these.
 GENERIC = dict(syscall_entry=60, context_switch=1000, schedule_base=500, ttwu_base=300, pick_scan_per_task=20,
                rq_lock_hold=100, ipi_send=300, ipi_latency_llc=1000, ipi_latency_remote=1200, ipi_handler=530,
                pipe_read_base=700, pipe_write_base=800, unix_send_base=1300, unix_recv_base=1000, poll_base=300,
@@ -343,9 +345,9 @@ def main():
                          GENERIC['ipi_send'] * scale) if wakeup_paths else None
 
     def profile(k_switch, hlt_exit_ns, dequeue_ns=0, switch_mm_ns=None):
-        switch_source = (f'[derived] generic x {k_switch:.2f}: fitted so that schedlab pipe_lat -s 4 -a 0 -b 0 (two tasks '
+        switch_source = (f'[derived] generic (before stop 75) x {k_switch:.2f}: fitted so that schedlab pipe_lat -s 4 -a 0 -b 0 (two tasks '
                          f'on one CPU, CONFIG_HZ=250) takes the measured {med["pipe_round_trip_same_cpu"] / 1000:.1f} us a '
-                         f'round trip (costs.c pipe_round_trip_same_cpu, {source_runs}); generic\'s split kept')
+                         f'round trip (costs.c pipe_round_trip_same_cpu, {source_runs}); generic\'s split as it was before stop 75 kept')
         if split: switch_source = split['switch_source']
         line_source = (f'[measured] half the median round trip of a line two spinning processes pass between CPUs 0 and 1 '
                        f'(costs.c line_round_trip_cpu0_cpu1, {sources_of("line_round_trip_cpu0_cpu1")}{spec["line_logs"]}); '

@@ -29,8 +29,8 @@ the lock holds counted a wakeup include the work the target CPU does for a
 wakeup queued on its wake list (sched_ttwu_pending() in the IPI, which perf
 puts under the interrupt), the lines of that activation land in `rq_lock`
 and so on the switch's side, and the waker's store to a polling target's
-flag (in `ipi`) is left out. Corrected, the shipped profile's 0.472 is
-0.475. The switches include an idle CPU's switch to a woken task, which
+flag (in `ipi`) is left out. Corrected, the 0.472 of the split shipped before
+stop 75 is 0.475. The switches include an idle CPU's switch to a woken task, which
 rusage does not count (about 2.6% of them there).
 
 The ratios: `per event` (per wakeup over per switch: the cost split),
