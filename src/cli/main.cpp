@@ -246,6 +246,23 @@ void keep_workloads(experiment::Experiment& exp, const std::vector<std::string>&
   });
 }
 
+// Keeps the experiment's first variant, the reference every change is
+// measured against, and the variants named in `names` (exact names, in the
+// file's order); a name that matches none is a typo, reported with the
+// names there are.
+void keep_variants(experiment::Experiment& exp, const std::vector<std::string>& names) {
+  auto named = [&](const experiment::Variant& v) { return std::find(names.begin(), names.end(), v.name) != names.end(); };
+  for (const auto& name : names) {
+    if (std::any_of(exp.variants.begin(), exp.variants.end(), [&](const auto& v) { return v.name == name; }))
+      continue;
+    std::string all;
+    for (const auto& v : exp.variants) all += (all.empty() ? "'" : ", '") + v.name + "'";
+    throw std::runtime_error("--variant '" + name + "' names no variant of " + exp.name + " (" + all + ")");
+  }
+  const std::string reference = exp.variants.front().name;
+  std::erase_if(exp.variants, [&](const auto& v) { return v.name != reference && !named(v); });
+}
+
 int cmd_run(int argc, char** argv) {
   CLI::App app{"schedlab run"};
   std::string file;
@@ -256,6 +273,7 @@ int cmd_run(int argc, char** argv) {
   std::string features;
   std::string machine;
   std::vector<std::string> workloads;
+  std::vector<std::string> variants;
   app.add_option("file", file, "experiment file (TOML)")->required();
   app.add_option("--machine", machine,
                  "machine profile, profile file or topology for every cell instead of the file's: a what-if "
@@ -272,6 +290,10 @@ int cmd_run(int argc, char** argv) {
   app.add_option("--workload", workloads,
                  "run only the workloads whose name starts with this text (repeatable); a repeat's seed "
                  "does not depend on which workloads run, so its figures are the full run's");
+  app.add_option("--variant", variants,
+                 "run only the file's first variant (the reference the changes are against) and the variant "
+                 "with this name (repeatable); a repeat's seed does not depend on which variants run, so their "
+                 "figures are the full run's");
   app.add_flag("--json", json, "machine-readable output (docs/json.md)");
   app.add_option("--jobs", jobs, "simulations in parallel")->check(CLI::Range(1, 256));
   if (auto rc = parse(app, argc, argv, 2)) return *rc;
@@ -283,6 +305,7 @@ int cmd_run(int argc, char** argv) {
       exp.machine = machine;
     }
     if (!workloads.empty()) keep_workloads(exp, workloads);
+    if (!variants.empty()) keep_variants(exp, variants);
     const auto name_of = [](const std::string& setting) { return setting.substr(0, setting.find('=')); };
     for (auto& v : exp.variants) {
       // The variant's own setting is applied last and wins; say so, since a
@@ -317,6 +340,7 @@ void usage() {
                "               --start-layout A/B --unpin-after-ms MS --features-at MS:A,NO_B\n"
                "  schedlab run experiments/<name>.toml [--json] [--jobs N] [--repeats N] [--sysctl NAME=VALUE]\n"
                "                                      [--features A,NO_B] [--machine M] [--workload NAME]\n"
+               "                                      [--variant NAME]\n"
                "  schedlab machines\n"
                "  schedlab topology <machine> [--kernel K]\n"
                "  schedlab costs <machine>       (every cost parameter, value, unit and source)\n"

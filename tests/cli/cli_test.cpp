@@ -444,6 +444,35 @@ TEST(Cli, RunWorkloadRunsOnlyTheChosenWorkload) {
   EXPECT_NE(typo.err.find("'messaging -g 1 -l 20', 'pipe -l 500 x2'"), std::string::npos) << typo.err;
 }
 
+// --variant: the reference (the file's first variant) and the named one
+// run, with the full run's rows (a repeat's seed does not depend on which
+// variants run); the others are gone, and a name that matches nothing fails
+// with the names there are.
+TEST(Cli, RunVariantRunsTheReferenceAndTheChosenVariant) {
+  const std::string base = "run tests/cli/three_variants.toml --jobs 2";
+  auto full = run(base);
+  ASSERT_EQ(full.code, 0) << full.err;
+  auto chosen = run(base + " --variant wake-wide-v2");
+  ASSERT_EQ(chosen.code, 0) << chosen.err;
+  EXPECT_NE(full.out.find(" wake-idle-cpu "), std::string::npos) << full.out;
+  EXPECT_EQ(chosen.out.find("wake-idle-cpu"), std::string::npos) << chosen.out;
+  auto rows_of = [](const std::string& figures, const std::string& variant) {
+    std::string rows;
+    std::istringstream in(figures);
+    for (std::string line; std::getline(in, line);)
+      if (line.find(" " + variant + " ") != std::string::npos) rows += line.substr(line.find(variant)) + "\n";
+    return rows;
+  };
+  for (const std::string variant : {"baseline", "wake-wide-v2"}) {
+    const auto rows = rows_of(chosen.out, variant);  // the figures and every "Why" table
+    EXPECT_GT(std::count(rows.begin(), rows.end(), '\n'), 5) << variant;
+    EXPECT_EQ(rows, rows_of(full.out, variant)) << variant;
+  }
+  auto typo = run(base + " --variant wake-wide-v2 --variant nope");
+  EXPECT_NE(typo.code, 0);
+  EXPECT_NE(typo.err.find("'baseline', 'wake-idle-cpu', 'wake-wide-v2'"), std::string::npos) << typo.err;
+}
+
 // stat_metrics: each listed kernel statistic gets a row per variant, after
 // the benchmark's metric, with its change and interval like any metric.
 TEST(Cli, RunPrintsStatMetricsAsRows) {
