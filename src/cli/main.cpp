@@ -229,6 +229,14 @@ int cmd_bench(int argc, char** argv) {
   return rc;
 }
 
+// 'a', 'b', 'c': the names an option could have matched, for its error.
+template <typename Named>
+std::string quoted_names(const std::vector<Named>& items) {
+  std::string names;
+  for (const auto& item : items) names += (names.empty() ? "'" : ", '") + item.name + "'";
+  return names;
+}
+
 // Keeps the experiment's workloads whose name starts with one of `prefixes`,
 // in the file's order; a prefix that matches none is a typo, reported with
 // the names there are.
@@ -237,9 +245,8 @@ void keep_workloads(experiment::Experiment& exp, const std::vector<std::string>&
   for (const auto& prefix : prefixes) {
     if (std::any_of(exp.workloads.begin(), exp.workloads.end(), [&](const auto& w) { return matches(w, prefix); }))
       continue;
-    std::string names;
-    for (const auto& w : exp.workloads) names += (names.empty() ? "'" : ", '") + w.name + "'";
-    throw std::runtime_error("--workload '" + prefix + "' matches no workload of " + exp.name + " (" + names + ")");
+    throw std::runtime_error("--workload '" + prefix + "' matches no workload of " + exp.name + " (" +
+                             quoted_names(exp.workloads) + ")");
   }
   std::erase_if(exp.workloads, [&](const auto& w) {
     return std::none_of(prefixes.begin(), prefixes.end(), [&](const auto& p) { return matches(w, p); });
@@ -255,9 +262,8 @@ void keep_variants(experiment::Experiment& exp, const std::vector<std::string>& 
   for (const auto& name : names) {
     if (std::any_of(exp.variants.begin(), exp.variants.end(), [&](const auto& v) { return v.name == name; }))
       continue;
-    std::string all;
-    for (const auto& v : exp.variants) all += (all.empty() ? "'" : ", '") + v.name + "'";
-    throw std::runtime_error("--variant '" + name + "' names no variant of " + exp.name + " (" + all + ")");
+    throw std::runtime_error("--variant '" + name + "' names no variant of " + exp.name + " (" +
+                             quoted_names(exp.variants) + ")");
   }
   const std::string reference = exp.variants.front().name;
   std::erase_if(exp.variants, [&](const auto& v) { return v.name != reference && !named(v); });
