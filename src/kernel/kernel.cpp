@@ -171,6 +171,8 @@ Co<void> Proc::wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags) {
       const int target = kernel_.ttwu_select(w.task, wake_flags);
       if (target < 0) continue;
       co_await Primitive{this, {Pending::Work, 0, WorkKind::Kernel, false}};
+      if (kernel_.ttwu_lock_and_activate(w.task, target))
+        co_await Primitive{this, {Pending::Work, 0, WorkKind::Kernel, false}};
       kernel_.ttwu_queue(w.task, target, wake_flags);
     } else if (!kernel_.try_to_wake_up(w.task, wake_flags)) {
       continue;  // 2.4: add_to_runqueue() first, reschedule_idle() after
@@ -1359,10 +1361,12 @@ void Kernel::activate_task(Task* p, int c, int flags) {
 // trace_sched_wakeup(), so a resched without an IPI is traced first.
 void Kernel::ttwu_do_activate(Task* p, int c, int wake_flags) {
   // The enqueue and the preemption check cost the CPU that does them: the
-  // waker's for a wakeup it activates itself (ttwu_queue()), the wakee's for
-  // one queued on its wake list (sched_ttwu_pending(), from the IPI).
-  if (const int64_t activate = machine_.costs().ttwu_activate; activate > 0)
+  // waker's for a wakeup it activates itself (ttwu_queue(), charged before
+  // it by ttwu_lock_and_activate()), the wakee's for one queued on its wake
+  // list (sched_ttwu_pending(), from the IPI).
+  if (const int64_t activate = machine_.costs().ttwu_activate; activate > 0 && !p->activation_charged)
     charge(this_cpu_, jitter(activate), CostPath::Wakeup);
+  p->activation_charged = false;
   activate_task(p, c, ENQUEUE_WAKEUP);
   policy_->check_preempt_curr(c, p, wake_flags);
   for (auto* o : observers_) o->on_wakeup(now_ns(), this_cpu_, p, c, false);
@@ -1415,8 +1419,27 @@ void Kernel::switched_away(int c, Task* prev) {
 int Kernel::try_to_wake_up(Task* p, int wake_flags) {
   const int c = ttwu_select(p, wake_flags);
   if (c < 0) return 0;
+  ttwu_lock_and_activate(p, c);
   ttwu_queue(p, c, wake_flags);
   return 1;
+}
+
+// ttwu_queue()'s direct path (3.10-4.x core.c): "raw_spin_lock(&rq->lock);
+// ttwu_do_activate(rq, p, 0);". The enqueue comes before check_preempt_curr()
+// -> resched_curr() sends the resched IPI (or sets need_resched for a
+// polling idle CPU), and the target's __schedule() takes the lock the waker
+// holds, so the waker's hold and activation are on the wakee's path. This
+// charges them; a waker that lets them pass before ttwu_queue() makes the
+// wakee visible (Proc::wake_up()) delays the wakee as the kernel's does. A
+// queued wakeup's target pays them itself, in sched_ttwu_pending(). Returns
+// whether there is anything to let pass.
+bool Kernel::ttwu_lock_and_activate(Task* p, int c) {
+  if (p->wake_by_queue || !per_cpu_rq_locks()) return false;
+  lock_rq(c, this_cpu_, machine_.costs().rq_lock_hold, CostPath::RqLock);
+  if (const int64_t activate = machine_.costs().ttwu_activate; activate > 0)
+    charge(this_cpu_, jitter(activate), CostPath::Wakeup);
+  p->activation_charged = true;
+  return true;
 }
 
 int Kernel::ttwu_select(Task* p, int wake_flags) {
@@ -1487,7 +1510,8 @@ void Kernel::ttwu_queue(Task* p, int c, int wake_flags) {
   // ttwu_queue() (3.10-4.x core.c): "raw_spin_lock(&rq->lock);
   // ttwu_do_activate(rq, p, 0);" on the target's lock, the waker's own for a
   // local wakeup. 2.4's enqueue_task() takes its global lock itself.
-  if (per_cpu_rq_locks()) lock_rq(c, this_cpu_, machine_.costs().rq_lock_hold, CostPath::RqLock);
+  if (per_cpu_rq_locks() && !p->activation_charged)
+    lock_rq(c, this_cpu_, machine_.costs().rq_lock_hold, CostPath::RqLock);
   ttwu_do_activate(p, c, wake_flags);
   if (moved_away) move_queued_task(c, p, p->cpus_allowed.first());
 }

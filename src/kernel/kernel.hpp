@@ -204,6 +204,9 @@ class Kernel final : public SchedCore {
   // Its two halves: up to select_task_rq()/set_task_cpu() (-1 if p was not
   // asleep; charges the waker), and ttwu_queue() onto the chosen CPU.
   int ttwu_select(Task* p, int wake_flags);
+  // ttwu_queue()'s direct path: the target's lock and ttwu_do_activate(),
+  // charged to the waker before the enqueue; false for a queued wakeup.
+  bool ttwu_lock_and_activate(Task* p, int c);
   void ttwu_queue(Task* p, int c, int wake_flags);
   // Whether the wakee is queued only after the placement's cost (CFS
   // kernels) or before it (2.4: add_to_runqueue(), then reschedule_idle()).

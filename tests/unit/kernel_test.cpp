@@ -1691,6 +1691,34 @@ TEST(Wakeup, AWakeeOnAnotherLlcIsKickedOnlyAfterThePlacementWork) {
   EXPECT_EQ(s.task("sleeper")->cpu, 2);
 }
 
+// Within the LLC the waker enqueues the wakee itself (ttwu_queue(): the
+// target's rq->lock, then ttwu_do_activate()), and the enqueue and the
+// resched that wakes the idle target come only after that work as well as
+// the placement's. Before stop 76 the model enqueued at the lock, so the
+// target left idle while the waker still paid the activation.
+TEST(Wakeup, AWakeeInTheLlcIsEnqueuedOnlyAfterTheWakersLockAndActivation) {
+  TinySim s("2s2c1t", "linux-4.0");
+  struct Enqueues final : obs::Observer {
+    int64_t waking_at = -1, enqueued_at = -1;
+    void on_waking(int64_t t, int, const kernel::Task*, int) override { waking_at = t; }
+    void on_wakeup(int64_t t, int, const kernel::Task* p, int target, bool is_new) override {
+      if (!is_new && p->comm == "sleeper" && target == 1 && enqueued_at < 0) enqueued_at = t;
+    }
+  } enqueues;
+  s.k.add_observer(&enqueues);
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) { return pinned_sleeper(p, 1, &wq, &flag); }, 1);
+  s.k.spawn("waker", [&](Proc& p) { return waker(p, &wq, &flag); }, 0);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  ASSERT_GE(enqueues.enqueued_at, 0);
+  const auto& c = s.machine.costs();
+  ASSERT_GT(c.ttwu_activate, 0);
+  EXPECT_GE(enqueues.enqueued_at - enqueues.waking_at, (c.ttwu_base + c.rq_lock_hold + c.ttwu_activate) * 97 / 100);
+  EXPECT_EQ(s.task("sleeper")->cpu, 1);
+}
+
 // While a wakee is being placed it is TASK_WAKING: a second waker finds it
 // awake, and a sched_setaffinity() that comes then (the kernel's waits for
 // the wakee's pi_lock) moves it once it is queued.
