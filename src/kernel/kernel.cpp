@@ -1361,22 +1361,14 @@ void Kernel::activate_task(Task* p, int c, int flags) {
 // trace_sched_wakeup(), so a resched without an IPI is traced first.
 void Kernel::ttwu_do_activate(Task* p, int c, int wake_flags) {
   // The enqueue and the preemption check cost the CPU that does them: the
-  // waker's for a wakeup it activates itself (ttwu_queue(); for CFS's
-  // wakers ttwu_lock_and_activate() does this before the wakeup's check),
-  // the wakee's for one queued on its wake list (sched_ttwu_pending(), from
-  // the IPI).
-  if (const int64_t activate = machine_.costs().ttwu_activate; activate > 0)
+  // waker's for a wakeup it activates itself (ttwu_queue(), charged before
+  // it by ttwu_lock_and_activate()), the wakee's for one queued on its wake
+  // list (sched_ttwu_pending(), from the IPI).
+  if (const int64_t activate = machine_.costs().ttwu_activate; activate > 0 && !p->activation_charged)
     charge(this_cpu_, jitter(activate), CostPath::Wakeup);
+  p->activation_charged = false;
   activate_task(p, c, ENQUEUE_WAKEUP);
-  ttwu_do_wakeup(p, c, wake_flags);
-}
-
-// ttwu_do_wakeup() (4.0): check_preempt_curr(), then trace_sched_wakeup().
-// A wakee its waker queued at the lock may already run on c, picked by a
-// schedule() there before the waker's check (the kernel's pick would have
-// waited on the lock): then there is nothing to preempt.
-void Kernel::ttwu_do_wakeup(Task* p, int c, int wake_flags) {
-  if (p->on_rq && cpu(c).curr != p) policy_->check_preempt_curr(c, p, wake_flags);
+  policy_->check_preempt_curr(c, p, wake_flags);
   for (auto* o : observers_) o->on_wakeup(now_ns(), this_cpu_, p, c, false);
 }
 
@@ -1433,25 +1425,21 @@ int Kernel::try_to_wake_up(Task* p, int wake_flags) {
 }
 
 // ttwu_queue()'s direct path (3.10-4.x core.c): "raw_spin_lock(&rq->lock);
-// ttwu_do_activate(rq, p, 0);": activate_task() enqueues the wakee, and only
-// then ttwu_do_wakeup()'s check_preempt_curr() -> resched_curr() sends the
-// resched IPI (or sets need_resched for a polling idle CPU), before the
-// unlock. So the waker's hold and activation are on the wakee's path, and
-// a target that enters __schedule() meanwhile waits for the lock and then
-// finds the wakee queued. The model picks at the start of a schedule(), so
-// this enqueues at the lock, where such a pick sees it, charges the hold
-// and the activation, and leaves ttwu_do_wakeup() to ttwu_queue(), after
-// Proc::wake_up() has let them pass. A queued wakeup's target does all of
-// it itself, in sched_ttwu_pending(). Returns whether there is work to let
-// pass.
+// ttwu_do_activate(rq, p, 0);". The enqueue comes before check_preempt_curr()
+// -> resched_curr() sends the resched IPI (or sets need_resched for a
+// polling idle CPU), and the target's __schedule() takes the lock the waker
+// holds, so the waker's hold and activation are on the wakee's path. This
+// charges them; a waker that lets them pass before ttwu_queue() makes the
+// wakee visible (Proc::wake_up()) delays the wakee as the kernel's does. A
+// queued wakeup's target pays them itself, in sched_ttwu_pending(). Returns
+// whether there is anything to let pass.
 bool Kernel::ttwu_lock_and_activate(Task* p, int c) {
   if (p->wake_by_queue || !per_cpu_rq_locks()) return false;
-  const int64_t hold = machine_.costs().rq_lock_hold, activate = machine_.costs().ttwu_activate;
-  lock_rq(c, this_cpu_, hold, CostPath::RqLock);
-  if (activate > 0) charge(this_cpu_, jitter(activate), CostPath::Wakeup);
-  activate_task(p, c, ENQUEUE_WAKEUP);
-  p->enqueued_by_waker = true;
-  return hold > 0 || activate > 0;
+  lock_rq(c, this_cpu_, machine_.costs().rq_lock_hold, CostPath::RqLock);
+  if (const int64_t activate = machine_.costs().ttwu_activate; activate > 0)
+    charge(this_cpu_, jitter(activate), CostPath::Wakeup);
+  p->activation_charged = true;
+  return true;
 }
 
 int Kernel::ttwu_select(Task* p, int wake_flags) {
@@ -1519,21 +1507,11 @@ void Kernel::ttwu_queue(Task* p, int c, int wake_flags) {
     kick_cpu(c, Kick::QueuedWakeup);
     return;
   }
-  if (p->enqueued_by_waker) {
-    // Queued at the lock by ttwu_lock_and_activate(). Meanwhile a pick on
-    // the target may have found it, as the kernel's would after the lock,
-    // and a balancer may have moved it, which the kernel's could not before
-    // the unlock: the check is made where it is now.
-    p->enqueued_by_waker = false;
-    const int now_on = p->cpu;
-    ttwu_do_wakeup(p, now_on, wake_flags);
-    if (moved_away && p->on_rq && cpu(now_on).curr != p) move_queued_task(now_on, p, p->cpus_allowed.first());
-    return;
-  }
   // ttwu_queue() (3.10-4.x core.c): "raw_spin_lock(&rq->lock);
   // ttwu_do_activate(rq, p, 0);" on the target's lock, the waker's own for a
   // local wakeup. 2.4's enqueue_task() takes its global lock itself.
-  if (per_cpu_rq_locks()) lock_rq(c, this_cpu_, machine_.costs().rq_lock_hold, CostPath::RqLock);
+  if (per_cpu_rq_locks() && !p->activation_charged)
+    lock_rq(c, this_cpu_, machine_.costs().rq_lock_hold, CostPath::RqLock);
   ttwu_do_activate(p, c, wake_flags);
   if (moved_away) move_queued_task(c, p, p->cpus_allowed.first());
 }

@@ -204,9 +204,8 @@ class Kernel final : public SchedCore {
   // Its two halves: up to select_task_rq()/set_task_cpu() (-1 if p was not
   // asleep; charges the waker), and ttwu_queue() onto the chosen CPU.
   int ttwu_select(Task* p, int wake_flags);
-  // ttwu_queue()'s direct path: the target's lock and the enqueue, their
-  // cost charged to the waker, before ttwu_queue()'s preemption check;
-  // false if there is nothing to let pass first (a queued wakeup).
+  // ttwu_queue()'s direct path: the target's lock and ttwu_do_activate(),
+  // charged to the waker before the enqueue; false for a queued wakeup.
   bool ttwu_lock_and_activate(Task* p, int c);
   void ttwu_queue(Task* p, int c, int wake_flags);
   // Whether the wakee is queued only after the placement's cost (CFS
@@ -389,7 +388,6 @@ class Kernel final : public SchedCore {
   int select_task_rq(Task* p, uint32_t sd_flag, int wake_flags);
   [[nodiscard]] int select_fallback_rq(const Task* p) const;
   void ttwu_do_activate(Task* p, int cpu, int wake_flags);
-  void ttwu_do_wakeup(Task* p, int cpu, int wake_flags);
   int64_t ttwu_waker_lines(Task* p, int from, int c);
   void activate_task(Task* p, int cpu, int flags);
   // rq->clock and the sched_info accounting on it (schedstat run_delay,

@@ -113,7 +113,7 @@ struct Task {
   bool waking = false;  // TASK_WAKING: its CPU chosen, not yet queued
   int waker_cpu = -1;   // the CPU running that try_to_wake_up()
   bool wake_by_queue = false;  // that wakeup goes through its target's wake list
-  bool enqueued_by_waker = false;  // queued at its waker's lock, ttwu_do_wakeup() still to come
+  bool activation_charged = false;  // its waker paid the lock and ttwu_do_activate() before the enqueue
   bool affinity_changed_while_waking = false;
   Task* parent = nullptr;
   bool shares_mm_with_parent = false;  // a thread (CLONE_VM)
