@@ -423,15 +423,23 @@ TEST(Cli, RunMachineReplacesTheFilesMachine) {
   EXPECT_NE(run(base + " --machine no_such_machine").code, 0);
 }
 
+// `schedlab run` of `base` in full and with `option` added, both of which
+// must succeed: for the options that keep part of an experiment.
+std::pair<Result, Result> run_full_and_with(const std::string& base, const std::string& option) {
+  auto full = run(base);
+  EXPECT_EQ(full.code, 0) << full.err;
+  auto part = run(base + " " + option);
+  EXPECT_EQ(part.code, 0) << part.err;
+  return {full, part};
+}
+
 // --workload: a chosen workload's rows are the full run's (a repeat's seed
 // does not depend on which workloads run), the others are gone, and a name
 // that matches nothing fails with the names there are.
 TEST(Cli, RunWorkloadRunsOnlyTheChosenWorkload) {
   const std::string base = "run tests/cli/two_workloads.toml --jobs 2";
-  auto full = run(base);
-  ASSERT_EQ(full.code, 0) << full.err;
-  auto pipe = run(base + " --workload pipe");
-  ASSERT_EQ(pipe.code, 0) << pipe.err;
+  const auto [full, pipe] = run_full_and_with(base, "--workload pipe");
+  ASSERT_FALSE(HasFailure());
   auto figures = [](const std::string& out) { return out.substr(0, out.find("\nWhy")); };
   const std::string full_figures = figures(full.out), pipe_figures = figures(pipe.out);
   EXPECT_NE(full_figures.find("messaging -g 1 -l 20"), std::string::npos);
@@ -450,10 +458,8 @@ TEST(Cli, RunWorkloadRunsOnlyTheChosenWorkload) {
 // with the names there are.
 TEST(Cli, RunVariantRunsTheReferenceAndTheChosenVariant) {
   const std::string base = "run tests/cli/three_variants.toml --jobs 2";
-  auto full = run(base);
-  ASSERT_EQ(full.code, 0) << full.err;
-  auto chosen = run(base + " --variant wake-wide-v2");
-  ASSERT_EQ(chosen.code, 0) << chosen.err;
+  const auto [full, chosen] = run_full_and_with(base, "--variant wake-wide-v2");
+  ASSERT_FALSE(HasFailure());
   EXPECT_NE(full.out.find(" wake-idle-cpu "), std::string::npos) << full.out;
   EXPECT_EQ(chosen.out.find("wake-idle-cpu"), std::string::npos) << chosen.out;
   auto rows_of = [](const std::string& figures, const std::string& variant) {

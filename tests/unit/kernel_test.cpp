@@ -1266,6 +1266,16 @@ Co<void> pinned_sleeper(Proc& p, int cpu, kernel::WaitQueue* wq, bool* flag) {
   co_await p.sched_setaffinity(mask);
   co_await sleeper(p, wq, flag);
 }
+// The plainest wakeup: a sleeper pinned to `sleeper_cpu`, woken once by
+// waker() on CPU 0; runs `s` to the end and checks its invariants.
+void run_wakeup_of_pinned_sleeper(TinySim& s, int sleeper_cpu) {
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) { return pinned_sleeper(p, sleeper_cpu, &wq, &flag); }, sleeper_cpu);
+  s.k.spawn("waker", [&](Proc& p) { return waker(p, &wq, &flag); }, 0);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+}
 StopperRuntimes stopper_runtimes(const char* preset) {
   TinySim s("1s2c1t", preset);
   kernel::WaitQueue wq;
@@ -1433,12 +1443,7 @@ IdleLoopExits sleeper_woken_on_idle_cpu2(int64_t exit_path_ns, const char* prese
   } seen;
   seen.out = &out;
   s.k.add_observer(&seen);
-  kernel::WaitQueue wq;
-  bool flag = false;
-  s.k.spawn("sleeper", [&](Proc& p) { return pinned_sleeper(p, 2, &wq, &flag); }, 2);
-  s.k.spawn("waker", [&](Proc& p) { return waker(p, &wq, &flag); }, 0);
-  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
-  EXPECT_EQ(s.k.check_invariants(), "");
+  run_wakeup_of_pinned_sleeper(s, 2);
   out.idle_loop_ns = s.k.work_by_path()[static_cast<size_t>(kernel::CostPath::IdleLoop)];
   return out;
 }
@@ -1675,17 +1680,7 @@ TEST(Wakeup, AWakeeOnAnotherLlcIsKickedOnlyAfterThePlacementWork) {
     }
   } kicks;
   s.k.add_observer(&kicks);
-  kernel::WaitQueue wq;
-  bool flag = false;
-  s.k.spawn("sleeper", [&](Proc& p) -> Co<void> {
-    hw::CpuMask cpu2;
-    cpu2.set(2);
-    co_await p.sched_setaffinity(cpu2);
-    co_await sleeper(p, &wq, &flag);
-  }, 2);
-  s.k.spawn("waker", [&](Proc& p) { return waker(p, &wq, &flag); }, 0);
-  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
-  EXPECT_EQ(s.k.check_invariants(), "");
+  run_wakeup_of_pinned_sleeper(s, 2);
   ASSERT_GE(kicks.kicked_at, 0);
   EXPECT_GE(kicks.kicked_at - kicks.waking_at, s.machine.costs().ttwu_base * 97 / 100);
   EXPECT_EQ(s.task("sleeper")->cpu, 2);
@@ -1708,12 +1703,7 @@ TEST(Wakeup, AWakeeInTheLlcIsEnqueuedOnlyAfterTheWakersLockAndActivation) {
     }
   } enqueues;
   s.k.add_observer(&enqueues);
-  kernel::WaitQueue wq;
-  bool flag = false;
-  s.k.spawn("sleeper", [&](Proc& p) { return pinned_sleeper(p, 1, &wq, &flag); }, 1);
-  s.k.spawn("waker", [&](Proc& p) { return waker(p, &wq, &flag); }, 0);
-  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
-  EXPECT_EQ(s.k.check_invariants(), "");
+  run_wakeup_of_pinned_sleeper(s, 1);
   ASSERT_GE(enqueues.enqueued_at, 0);
   const auto& c = s.machine.costs();
   ASSERT_GT(c.ttwu_activate, 0);
