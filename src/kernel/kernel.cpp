@@ -496,15 +496,21 @@ void Kernel::charge(int c, int64_t ns, CostPath path) {
   }
 }
 
-void Kernel::lock_rq(int c, int by_cpu, int64_t hold_ns, CostPath path) {
-  int64_t& free_at = c < 0 ? global_lock_free_at_ : cpu(c).lock_free_at;
-  int& holder = c < 0 ? global_lock_holder_ : cpu(c).lock_holder;
-  const int64_t t = now_ns();
+int64_t Kernel::rq_lock_wait(int c, int by_cpu) const {
+  const int64_t free_at = c < 0 ? global_lock_free_at_ : cpu(c).lock_free_at;
+  const int holder = c < 0 ? global_lock_holder_ : cpu(c).lock_holder;
   // A CPU whose own earlier hold has not run out yet does not wait for it:
   // the kernel unlocked in between (ttwu_queue() and sched_ttwu_pending()
   // before the __schedule() that follows; 2.4's try_to_wake_up() before
   // schedule()), and this CPU runs the two holds one after the other.
-  const int64_t spin = holder == by_cpu ? 0 : std::max<int64_t>(0, free_at - t);
+  return holder == by_cpu ? 0 : std::max<int64_t>(0, free_at - now_ns());
+}
+
+void Kernel::lock_rq(int c, int by_cpu, int64_t hold_ns, CostPath path) {
+  int64_t& free_at = c < 0 ? global_lock_free_at_ : cpu(c).lock_free_at;
+  int& holder = c < 0 ? global_lock_holder_ : cpu(c).lock_holder;
+  const int64_t t = now_ns();
+  const int64_t spin = rq_lock_wait(c, by_cpu);
   free_at = std::max(free_at, t) + hold_ns;
   holder = by_cpu;
   Cpu& k = cpu(by_cpu);
@@ -527,6 +533,13 @@ void Kernel::segment_done(int c, uint64_t gen) {
     // Not a preemption point by itself: the kernel code that follows runs
     // until the program's next primitive, which decides (advance()).
     advance(c);
+  } else if (k.pick_after_lock) {
+    // __schedule() has the lock now: what the holder queued is there.
+    k.pick_after_lock = false;
+    Task* prev = k.switch_from;
+    if (prev && prev->state == TaskState::Running && prev->cpu == c) prev->on_cpu = false;
+    if (config_.preset().version >= 400) k.clock_skip = static_cast<uint8_t>(k.clock_skip << 1);
+    pick_and_switch(c, prev, k.switch_from_state);
   } else {
     // A schedule()/balance path with no task found: pick again, no balance.
     // (Still in prev's schedule(), or the idle loop's own after an interrupt.)
@@ -649,8 +662,30 @@ void Kernel::schedule(int c, bool preempt) {
     const bool sleeps = st == obs::PrevState::Sleeping || st == obs::PrevState::Dead;
     charge(c, sched_lines::deschedule(machine_, c, prev->lines, sleeps, k.rq_lines), CostPath::Schedule);
   }
+  const int64_t lock_wait = per_cpu_rq_locks() ? rq_lock_wait(c, c) : 0;
   if (per_cpu_rq_locks()) lock_rq(c, c, costs.rq_lock_hold, CostPath::RqLock);
   k.curr = nullptr;
+  if (lock_wait > 0) {
+    // 4.0 __schedule() takes rq->lock before pick_next_task(): a waker
+    // holding it for ttwu_do_activate() has enqueued its wakee by the time
+    // this CPU gets it, so the pick comes after the wait (and, reading
+    // chosen, after the rest of the path charged so far). Until then prev
+    // is still this CPU's current task to load balancers (task_running()).
+    if (prev && prev->state == TaskState::Running && prev->cpu == c) prev->on_cpu = true;
+    // The holder's update_rq_clock() came before this CPU's promotion of the
+    // skip request, so it is not skipped: promote again at the pick.
+    if (config_.preset().version >= 400) k.clock_skip = static_cast<uint8_t>(k.clock_skip >> 1);
+    k.switch_from = prev;
+    k.switch_from_state = st;
+    k.pick_after_lock = true;
+    return arm(c);
+  }
+  pick_and_switch(c, prev, st);
+}
+
+void Kernel::pick_and_switch(int c, Task* prev, obs::PrevState st) {
+  Cpu& k = cpu(c);
+  this_cpu_ = c;
   if (k.stop_work) run_stopper(c);
   Task* next = policy_->pick_next_task(c, prev, true);
   k.clock_skip = 0;
@@ -1436,8 +1471,11 @@ int Kernel::try_to_wake_up(Task* p, int wake_flags) {
 bool Kernel::ttwu_lock_and_activate(Task* p, int c) {
   if (p->wake_by_queue || !per_cpu_rq_locks()) return false;
   lock_rq(c, this_cpu_, machine_.costs().rq_lock_hold, CostPath::RqLock);
-  if (const int64_t activate = machine_.costs().ttwu_activate; activate > 0)
-    charge(this_cpu_, jitter(activate), CostPath::Wakeup);
+  if (const int64_t activate = machine_.costs().ttwu_activate; activate > 0) {
+    const int64_t ns = jitter(activate);
+    charge(this_cpu_, ns, CostPath::Wakeup);
+    cpu(c).lock_free_at += ns;  // ttwu_do_activate() runs under the lock
+  }
   p->activation_charged = true;
   return true;
 }

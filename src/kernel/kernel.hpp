@@ -366,6 +366,9 @@ class Kernel final : public SchedCore {
     int64_t watchdog_offset = 0;  // phase of this CPU's softlockup watchdog hrtimer
     int64_t lock_free_at = 0;
     int lock_holder = -1;  // the CPU that took this rq->lock last
+    // schedule() found this rq->lock held by another CPU: its pick waits
+    // until it has the lock (segment_done()).
+    bool pick_after_lock = false;
     int64_t bytes_touched = 0;  // working sets of the tasks run here, summed
     CpuAccounting acct;
     // Busy placements that saw this CPU idle: count and sum of their times.
@@ -405,6 +408,10 @@ class Kernel final : public SchedCore {
   void segment_done(int c, uint64_t gen);
   void advance(int c);
   void schedule(int c, bool preempt);
+  // The rest of __schedule() from pick_next_task() on, with rq->lock held.
+  void pick_and_switch(int c, Task* prev, obs::PrevState st);
+  // How long `by_cpu` would spin for rq `c`'s lock (-1: the global lock) now.
+  [[nodiscard]] int64_t rq_lock_wait(int c, int by_cpu) const;
   void run_stopper(int c);
   void finish_switch(int c, Task* prev, Task* next);
   void enter_idle(int c);

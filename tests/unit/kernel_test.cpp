@@ -1711,6 +1711,83 @@ TEST(Wakeup, AWakeeInTheLlcIsEnqueuedOnlyAfterTheWakersLockAndActivation) {
   EXPECT_EQ(s.task("sleeper")->cpu, 1);
 }
 
+namespace {
+// CPU 1 runs `blocker`, which spins until `block_at` and then sleeps, while
+// its sleeper (pinned there) is woken from CPU 0 at about 10 ms, and two
+// hogs that may run on CPUs 1 and 3 share CPU 3. Returns when the sleeper
+// was enqueued, what CPU 1 switched to when the blocker slept, and how many
+// times it balanced as newly idle in between.
+struct BlockDuringWakeup {
+  int64_t enqueued_at = -1;
+  std::string after_blocker;
+  int newidle_balances = 0;  // CPU 1's, from block_at until it switched from the blocker
+};
+BlockDuringWakeup block_during_wakeup(int64_t block_at) {
+  TinySim s("2s2c1t", "linux-4.0");
+  struct Watch final : obs::Observer {
+    int64_t block_at = 0;
+    BlockDuringWakeup seen;
+    void on_balance(int64_t t, int c, int, int idle_type, bool, int, int64_t) override {
+      if (c == 1 && t >= block_at && seen.after_blocker.empty() &&
+          idle_type == static_cast<int>(kernel::CpuIdleType::NewlyIdle))
+        ++seen.newidle_balances;
+    }
+    void on_wakeup(int64_t t, int, const kernel::Task* p, int target, bool is_new) override {
+      if (!is_new && p->comm == "sleeper" && target == 1 && seen.enqueued_at < 0) seen.enqueued_at = t;
+    }
+    void on_switch(int64_t, int c, const kernel::Task* prev, obs::PrevState st, const kernel::Task* next) override {
+      if (c == 1 && prev && prev->comm == "blocker" && st == obs::PrevState::Sleeping && seen.after_blocker.empty())
+        seen.after_blocker = next ? next->comm : "idle";
+    }
+  } watch;
+  watch.block_at = block_at;
+  s.k.add_observer(&watch);
+  kernel::WaitQueue wq, blocker_wq;
+  bool flag = false, blocker_flag = false;
+  hw::CpuMask cpus_1_and_3 = only(1);
+  cpus_1_and_3.set(3);
+  s.k.spawn("sleeper", [&](Proc& p) { return sleeper(p, &wq, &flag); }, 1)->cpus_allowed = only(1);
+  s.k.spawn("blocker", [&](Proc& p) -> Co<void> {
+    co_await p.spin_until(block_at);
+    co_await p.wait_event(blocker_wq, [&] { return blocker_flag; }, "test_wait");
+  }, 1)->cpus_allowed = only(1);
+  for (const char* name : {"hog1", "hog2"})
+    s.k.spawn(name, [](Proc& p) { return hog(p, 30000000, 100000); }, 3)->cpus_allowed = cpus_1_and_3;
+  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
+    co_await waker(p, &wq, &flag);
+    co_await p.user(2000000);
+    blocker_flag = true;
+    co_await p.wake_up(blocker_wq, 1, 0);
+  }, 0)->cpus_allowed = only(0);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  return watch.seen;
+}
+}  // namespace
+
+// 4.0 __schedule() takes rq->lock before pick_next_task(). A CPU that
+// schedules while a waker holds its lock for ttwu_do_activate() gets it once
+// the wakee is queued, and picks the wakee without going newly idle first
+// (the hogs sharing CPU 3 overload the root domain, so a newly idle CPU 1
+// would balance). Before stop 77 the model picked at once, found nothing and
+// balanced, and picked the wakee once the balance was done.
+TEST(Wakeup, ACpuThatSchedulesWhileTheWakerHoldsItsLockPicksTheWakee) {
+  const int64_t enqueued_at = block_during_wakeup(30000000).enqueued_at;  // blocks long after
+  ASSERT_GT(enqueued_at, 0);
+  const TinySim costs_of("2s2c1t", "linux-4.0");
+  const auto& c = costs_of.machine.costs();
+  ASSERT_GT(c.ttwu_activate, 0);
+  // Inside the waker's hold: it took the lock before its activation.
+  const auto during = block_during_wakeup(enqueued_at - c.ttwu_activate / 2);
+  EXPECT_EQ(during.enqueued_at, enqueued_at);
+  EXPECT_EQ(during.after_blocker, "sleeper");
+  EXPECT_EQ(during.newidle_balances, 0);
+  // Blocking before the waker takes the lock, it does balance (and, finding
+  // the wakee queued by the time it is done, picks it).
+  const auto before = block_during_wakeup(enqueued_at - c.ttwu_activate - c.rq_lock_hold - 300);
+  EXPECT_GE(before.newidle_balances, 1);
+}
+
 // While a wakee is being placed it is TASK_WAKING: a second waker finds it
 // awake, and a sched_setaffinity() that comes then (the kernel's waits for
 // the wakee's pi_lock) moves it once it is queued.
