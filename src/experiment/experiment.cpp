@@ -571,6 +571,8 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         avg.idle_wakes_without_ipi = avg_i([](const obs::Summary& x) { return x.idle_wakes_without_ipi; });
         avg.wakeups_waited_for_switch = avg_i([](const obs::Summary& x) { return x.wakeups_waited_for_switch; });
         avg.switch_wait_ns = avg_i([](const obs::Summary& x) { return x.switch_wait_ns; });
+        avg.picks_after_waker_lock = avg_i([](const obs::Summary& x) { return x.picks_after_waker_lock; });
+        avg.pick_lock_wait_ns = avg_i([](const obs::Summary& x) { return x.pick_lock_wait_ns; });
         avg.refill_lines_within_llc = avg_i([](const obs::Summary& x) { return x.refill_lines_within_llc; });
         avg.refill_lines_beyond_llc = avg_i([](const obs::Summary& x) { return x.refill_lines_beyond_llc; });
         avg.moved_lines_within_llc = avg_i([](const obs::Summary& x) { return x.moved_lines_within_llc; });
@@ -910,6 +912,8 @@ nlohmann::json summary_json(const obs::Summary& s) {
   j["idle_wakes_without_ipi"] = s.idle_wakes_without_ipi;
   j["wakeups_waited_for_switch"] = s.wakeups_waited_for_switch;
   j["switch_wait_ns"] = s.switch_wait_ns;
+  j["picks_after_waker_lock"] = s.picks_after_waker_lock;
+  j["pick_lock_wait_ns"] = s.pick_lock_wait_ns;
   nlohmann::json work = nlohmann::json::object();
   for (const auto& [path, ns] : s.work_by_path) work[path] = ns;
   j["work_ns_by_path"] = work;

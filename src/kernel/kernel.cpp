@@ -678,6 +678,7 @@ void Kernel::schedule(int c, bool preempt) {
     k.switch_from = prev;
     k.switch_from_state = st;
     k.pick_after_lock = true;
+    for (auto* o : observers_) o->on_pick_after_lock(now_ns(), c, lock_wait);
     return arm(c);
   }
   pick_and_switch(c, prev, st);

@@ -44,6 +44,9 @@ class Observer {
   // A waker on `cpu` spun `spun_ns` in try_to_wake_up() until its wakee's
   // old CPU had switched away from it (`while (p->on_cpu) cpu_relax();`).
   virtual void on_wait_for_switch(int64_t t, int cpu, int64_t spun_ns) {}
+  // CPU `cpu` entered schedule() while a waker held its rq->lock and spins
+  // `spun_ns` for it; it picks once the waker's ttwu_do_activate() is done.
+  virtual void on_pick_after_lock(int64_t t, int cpu, int64_t spun_ns) {}
 };
 
 }  // namespace obs

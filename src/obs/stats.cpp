@@ -159,6 +159,11 @@ void StatsCollector::on_wait_for_switch(int64_t, int, int64_t spun_ns) {
   s_.switch_wait_ns += spun_ns;
 }
 
+void StatsCollector::on_pick_after_lock(int64_t, int, int64_t spun_ns) {
+  ++s_.picks_after_waker_lock;
+  s_.pick_lock_wait_ns += spun_ns;
+}
+
 void StatsCollector::reset(kernel::Kernel& k) {
   k.flush_accounting();
   s_ = Summary{};
@@ -433,6 +438,9 @@ std::string format_summary(const Summary& s) {
   o << buf;
   std::snprintf(buf, sizeof buf, "  wakeups spun on a switch-out %5lld  (%.3f ms: the wakee's old CPU was still in schedule())\n",
                 static_cast<long long>(s.wakeups_waited_for_switch), static_cast<double>(s.switch_wait_ns) / 1e6);
+  o << buf;
+  std::snprintf(buf, sizeof buf, "  picks after a waker's lock %7lld  (%.1f us spun: schedule() found its rq->lock held by ttwu)\n",
+                static_cast<long long>(s.picks_after_waker_lock), static_cast<double>(s.pick_lock_wait_ns) / 1e3);
   o << buf;
   std::snprintf(buf, sizeof buf, "  wasted CPU time       %12.3f ms (a CPU idle while a task waited)\n",
                 static_cast<double>(s.wasted_ns) / 1e6);

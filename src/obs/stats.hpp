@@ -99,6 +99,9 @@ struct Summary {
   // Wakeups whose waker spun until the wakee's old CPU finished switching
   // away from it, and the time spun (kernel time of the waker, not lock spin).
   int64_t wakeups_waited_for_switch = 0, switch_wait_ns = 0;
+  // schedule() calls that found their rq->lock held by a waker and picked
+  // after it, and the time they spun for the lock (part of spin_ns_total).
+  int64_t picks_after_waker_lock = 0, pick_lock_wait_ns = 0;
   std::vector<int64_t> idle_ns_per_cpu;
   int64_t idle_ns_total = 0;
   int64_t busy_ns_total = 0;
@@ -142,6 +145,7 @@ class StatsCollector final : public Observer {
   void on_idle(int64_t t, int cpu, int state) override;
   void on_ipi(int64_t t, int cpu, int target, bool sent) override;
   void on_wait_for_switch(int64_t t, int cpu, int64_t spun_ns) override;
+  void on_pick_after_lock(int64_t t, int cpu, int64_t spun_ns) override;
   // Starts counting from now (e.g. at a benchmark's start barrier).
   void reset(kernel::Kernel& k);
   [[nodiscard]] Summary summarize(const kernel::Kernel& k) const;

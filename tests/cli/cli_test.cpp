@@ -181,6 +181,10 @@ TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
   EXPECT_TRUE(std::regex_search(
       r.out, std::regex(R"(\n  moved lines +[1-9]\d* +\([1-9]\d* from beyond the LLC: kernel data, messages\)\n)")))
       << r.out;
+  // Some CPU entered schedule() while a waker held its lock, and picked after it.
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(\n  picks after a waker's lock +[1-9]\d*  \(\d+\.\d us spun: schedule\(\) found its rq->lock held by ttwu\)\n)")))
+      << r.out;
   auto no_working_set =
       run("perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --sysctl task_working_set_bytes=0");
   EXPECT_EQ(no_working_set.code, 0) << no_working_set.err;

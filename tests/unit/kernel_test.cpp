@@ -1721,6 +1721,8 @@ struct BlockDuringWakeup {
   int64_t enqueued_at = -1;
   std::string after_blocker;
   int newidle_balances = 0;  // CPU 1's, from block_at until it switched from the blocker
+  int picks_after_lock = 0;  // CPU 1's schedule() calls that waited for a waker's lock, from block_at
+  int64_t stats_picks_after_lock = 0;  // the run's StatsCollector's count, all CPUs
 };
 BlockDuringWakeup block_during_wakeup(int64_t block_at) {
   TinySim s("2s2c1t", "linux-4.0");
@@ -1739,9 +1741,15 @@ BlockDuringWakeup block_during_wakeup(int64_t block_at) {
       if (c == 1 && prev && prev->comm == "blocker" && st == obs::PrevState::Sleeping && seen.after_blocker.empty())
         seen.after_blocker = next ? next->comm : "idle";
     }
+    void on_pick_after_lock(int64_t t, int c, int64_t spun_ns) override {
+      EXPECT_GT(spun_ns, 0);
+      if (c == 1 && t >= block_at) ++seen.picks_after_lock;
+    }
   } watch;
   watch.block_at = block_at;
   s.k.add_observer(&watch);
+  obs::StatsCollector stats(s.k.domains().level_names());
+  s.k.add_observer(&stats);
   kernel::WaitQueue wq, blocker_wq;
   bool flag = false, blocker_flag = false;
   hw::CpuMask cpus_1_and_3 = only(1);
@@ -1761,6 +1769,7 @@ BlockDuringWakeup block_during_wakeup(int64_t block_at) {
   }, 0)->cpus_allowed = only(0);
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   EXPECT_EQ(s.k.check_invariants(), "");
+  watch.seen.stats_picks_after_lock = stats.summarize(s.k).picks_after_waker_lock;
   return watch.seen;
 }
 }  // namespace
@@ -1782,10 +1791,13 @@ TEST(Wakeup, ACpuThatSchedulesWhileTheWakerHoldsItsLockPicksTheWakee) {
   EXPECT_EQ(during.enqueued_at, enqueued_at);
   EXPECT_EQ(during.after_blocker, "sleeper");
   EXPECT_EQ(during.newidle_balances, 0);
+  EXPECT_EQ(during.picks_after_lock, 1);
+  EXPECT_GE(during.stats_picks_after_lock, 1);
   // Blocking before the waker takes the lock, it does balance (and, finding
   // the wakee queued by the time it is done, picks it).
   const auto before = block_during_wakeup(enqueued_at - c.ttwu_activate - c.rq_lock_hold - 300);
   EXPECT_GE(before.newidle_balances, 1);
+  EXPECT_EQ(before.picks_after_lock, 0);
 }
 
 // While a wakee is being placed it is TASK_WAKING: a second waker finds it
