@@ -44,6 +44,22 @@ const StatMetric STAT_METRICS[] = {
     // CPU time idle while a task waited on a runqueue.
     {"wasted_cpu", "ms", [](const obs::Summary& s) { return static_cast<double>(s.wasted_ns) / 1e6; }},
     {"context_switches", "switches", [](const obs::Summary& s) { return static_cast<double>(s.context_switches); }},
+    // schedule() calls that found their rq->lock held by a waker in
+    // ttwu_do_activate() and picked after it (4.0 __schedule()).
+    {"picks_after_waker_lock", "picks",
+     [](const obs::Summary& s) { return static_cast<double>(s.picks_after_waker_lock); }},
+    // CFS: the % of wakeups place_entity() raised to min_vruntime less the
+    // sleeper threshold. Where it is high the wakees carry the whole credit
+    // and preempt whatever runs (stop 78: the one-LLC threads' second
+    // equilibrium). 0 under EEVDF_V66 and on the 2.4 and O(1) policies.
+    {"sleeper_capped_share", "%", [](const obs::Summary& s) {
+       int64_t placed = 0, capped = 0;
+       for (const auto& [name, v] : s.policy) {
+         if (name == "wakeups_placed") placed = v;
+         if (name == "wakeups_lag_capped") capped = v;
+       }
+       return placed > 0 ? 100.0 * static_cast<double>(capped) / static_cast<double>(placed) : 0.0;
+     }},
     // CPU time not idle, summed over the CPUs: user, kernel and lock spin
     // (mpstat's 100% - idle%, times the CPUs and the window).
     {"busy_cpu", "ms", [](const obs::Summary& s) { return static_cast<double>(s.busy_ns_total) / 1e6; }},
