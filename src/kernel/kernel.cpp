@@ -1403,7 +1403,10 @@ void Kernel::ttwu_do_activate(Task* p, int c, int wake_flags) {
   if (const int64_t activate = machine_.costs().ttwu_activate; activate > 0 && !p->activation_charged)
     charge(this_cpu_, jitter(activate), CostPath::Wakeup);
   p->activation_charged = false;
-  activate_task(p, c, ENQUEUE_WAKEUP);
+  if (p->enqueued_at_lock)
+    p->enqueued_at_lock = false;
+  else
+    activate_task(p, c, ENQUEUE_WAKEUP);
   policy_->check_preempt_curr(c, p, wake_flags);
   for (auto* o : observers_) o->on_wakeup(now_ns(), this_cpu_, p, c, false);
 }
@@ -1465,13 +1468,31 @@ int Kernel::try_to_wake_up(Task* p, int wake_flags) {
 // -> resched_curr() sends the resched IPI (or sets need_resched for a
 // polling idle CPU), and the target's __schedule() takes the lock the waker
 // holds, so the waker's hold and activation are on the wakee's path. This
-// charges them; a waker that lets them pass before ttwu_queue() makes the
-// wakee visible (Proc::wake_up()) delays the wakee as the kernel's does. A
+// charges them; a waker that lets them pass before ttwu_queue() checks
+// preemption (Proc::wake_up()) delays the wakee as the kernel's does. A
 // queued wakeup's target pays them itself, in sched_ttwu_pending(). Returns
 // whether there is anything to let pass.
+//
+// ttwu_do_activate() starts with activate_task(): the enqueue, its
+// update_curr() of the target's running task and the wakee's placement
+// against min_vruntime come at the start of the hold, and ttwu_do_wakeup()'s
+// check_preempt_curr() at its end (reading chosen: ttwu_activate split so,
+// the check's update_curr() seeing the whole activation). On a busy target
+// the wakee is enqueued here, at the lock (stop 78; from stop 76 it was
+// enqueued at the end, beside the check, which moved the emulated machine's
+// threads from the real kernel's batching into a ping-pong:
+// docs/real-kernels.md). Nothing can take it before the check: the
+// target's schedule() waits for the lock (schedule()), and the load
+// balancers leave it (Cfs::can_migrate_task()), as their wait for this lock
+// would. An idle target is enqueued at the end: nothing runs there to move
+// min_vruntime meanwhile, and its idle paths pick without the lock.
 bool Kernel::ttwu_lock_and_activate(Task* p, int c) {
   if (p->wake_by_queue || !per_cpu_rq_locks()) return false;
   lock_rq(c, this_cpu_, machine_.costs().rq_lock_hold, CostPath::RqLock);
+  if (cpu(c).curr) {
+    activate_task(p, c, ENQUEUE_WAKEUP);
+    p->enqueued_at_lock = true;
+  }
   if (const int64_t activate = machine_.costs().ttwu_activate; activate > 0) {
     const int64_t ns = jitter(activate);
     charge(this_cpu_, ns, CostPath::Wakeup);

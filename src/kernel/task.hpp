@@ -114,6 +114,9 @@ struct Task {
   int waker_cpu = -1;   // the CPU running that try_to_wake_up()
   bool wake_by_queue = false;  // that wakeup goes through its target's wake list
   bool activation_charged = false;  // its waker paid the lock and ttwu_do_activate() before the enqueue
+  // Its waker enqueued it under a busy target's rq->lock, at the start of
+  // ttwu_do_activate(); the preemption check follows the activation.
+  bool enqueued_at_lock = false;
   bool affinity_changed_while_waking = false;
   Task* parent = nullptr;
   bool shares_mm_with_parent = false;  // a thread (CLONE_VM)

@@ -2962,6 +2962,10 @@ bool Cfs::task_hot(Task* p, const LbEnv& env) {
 }
 
 bool Cfs::can_migrate_task(Task* p, LbEnv& env) {
+  // Enqueued by a waker that still holds this rq->lock for its preemption
+  // check (Kernel::ttwu_lock_and_activate()): the kernel's balancer would
+  // wait for the lock; this one leaves the task to a later pass.
+  if (p->enqueued_at_lock) return false;
   if (!p->cpus_allowed.test(env.dst_cpu)) {
     ++failed_migrations_affine_;
     env.flags |= LBF_SOME_PINNED;
