@@ -534,6 +534,11 @@ void Kernel::segment_done(int c, uint64_t gen) {
     // until the program's next primitive, which decides (advance()).
     advance(c);
   } else if (k.pick_after_lock) {
+    if (k.wakers_activating > 0) {
+      // A waker on a slower CPU still holds the lock: spin on.
+      k.spin_left += machine_.costs().rq_lock_hold;
+      return arm(c);
+    }
     // __schedule() has the lock now: what the holder queued is there.
     k.pick_after_lock = false;
     Task* prev = k.switch_from;
@@ -665,7 +670,7 @@ void Kernel::schedule(int c, bool preempt) {
   const int64_t lock_wait = per_cpu_rq_locks() ? rq_lock_wait(c, c) : 0;
   if (per_cpu_rq_locks()) lock_rq(c, c, costs.rq_lock_hold, CostPath::RqLock);
   k.curr = nullptr;
-  if (lock_wait > 0) {
+  if (lock_wait > 0 || k.wakers_activating > 0) {
     // 4.0 __schedule() takes rq->lock before pick_next_task(): a waker
     // holding it for ttwu_do_activate() has enqueued its wakee by the time
     // this CPU gets it, so the pick comes after the wait (and, reading
@@ -678,7 +683,10 @@ void Kernel::schedule(int c, bool preempt) {
     k.switch_from = prev;
     k.switch_from_state = st;
     k.pick_after_lock = true;
-    for (auto* o : observers_) o->on_pick_after_lock(now_ns(), c, lock_wait);
+    // A waker on a slower CPU may hold the lock past its modelled hold: spin on.
+    const int64_t spin = lock_wait > 0 ? lock_wait : costs.rq_lock_hold;
+    if (lock_wait == 0) k.spin_left += spin;
+    for (auto* o : observers_) o->on_pick_after_lock(now_ns(), c, spin);
     return arm(c);
   }
   pick_and_switch(c, prev, st);
@@ -1403,10 +1411,12 @@ void Kernel::ttwu_do_activate(Task* p, int c, int wake_flags) {
   if (const int64_t activate = machine_.costs().ttwu_activate; activate > 0 && !p->activation_charged)
     charge(this_cpu_, jitter(activate), CostPath::Wakeup);
   p->activation_charged = false;
-  if (p->enqueued_at_lock)
+  if (p->enqueued_at_lock) {
     p->enqueued_at_lock = false;
-  else
+    --cpu(c).wakers_activating;
+  } else {
     activate_task(p, c, ENQUEUE_WAKEUP);
+  }
   policy_->check_preempt_curr(c, p, wake_flags);
   for (auto* o : observers_) o->on_wakeup(now_ns(), this_cpu_, p, c, false);
 }
@@ -1492,6 +1502,7 @@ bool Kernel::ttwu_lock_and_activate(Task* p, int c) {
   if (cpu(c).curr) {
     activate_task(p, c, ENQUEUE_WAKEUP);
     p->enqueued_at_lock = true;
+    ++cpu(c).wakers_activating;
   }
   if (const int64_t activate = machine_.costs().ttwu_activate; activate > 0) {
     const int64_t ns = jitter(activate);

@@ -369,6 +369,11 @@ class Kernel final : public SchedCore {
     // schedule() found this rq->lock held by another CPU: its pick waits
     // until it has the lock (segment_done()).
     bool pick_after_lock = false;
+    // Wakers that enqueued a wakee here at the lock and have not yet done
+    // their preemption check, so still hold the lock (ttwu_do_activate()).
+    // The lock's modelled hold is in work ns, a waker's CPU may run slower
+    // (a busy SMT sibling): a pick spins on until this is 0.
+    int wakers_activating = 0;
     int64_t bytes_touched = 0;  // working sets of the tasks run here, summed
     CpuAccounting acct;
     // Busy placements that saw this CPU idle: count and sum of their times.
