@@ -438,7 +438,7 @@ void Kernel::sync(int c) {
   };
   consume(k.spin_left, k.acct.spin_ns);
   consume(k.kern_left, k.acct.kernel_ns);
-  if (k.curr && k.curr->pending.kind == Pending::Work) {
+  if (k.curr && k.curr->pending.kind == Pending::Work && !k.preempt_after_kernel_work) {
     auto& bucket = k.curr->pending.work_kind == WorkKind::User ? k.acct.user_ns : k.acct.kernel_ns;
     if (k.curr->pending.until_ns >= 0) {
       // A wall-clock spin: its remaining work is wall time, whatever the rate.
@@ -456,10 +456,9 @@ void Kernel::sync(int c) {
 void Kernel::arm(int c) {
   Cpu& k = cpu(c);
   int64_t total = k.spin_left + k.kern_left;
-  Pending* spin = k.curr && k.curr->pending.kind == Pending::Work && k.curr->pending.until_ns >= 0
-                      ? &k.curr->pending
-                      : nullptr;
-  if (k.curr && k.curr->pending.kind == Pending::Work && !spin) total += k.curr->pending.work_left;
+  const bool task_work = k.curr && k.curr->pending.kind == Pending::Work && !k.preempt_after_kernel_work;
+  Pending* spin = task_work && k.curr->pending.until_ns >= 0 ? &k.curr->pending : nullptr;
+  if (task_work && !spin) total += k.curr->pending.work_left;
   k.rate = machine_.rate_permille(c);
   k.seg_start = now_ns();
   k.armed = true;
@@ -528,6 +527,14 @@ void Kernel::segment_done(int c, uint64_t gen) {
   k.spin_left = k.kern_left = 0;
   k.armed = false;
   this_cpu_ = c;
+  if (k.preempt_after_kernel_work) {
+    // The kernel work charged before the preemption point has run on the
+    // task's time; now the return path's schedule(), unless the request
+    // went away meanwhile, and then the task's own work goes on.
+    k.preempt_after_kernel_work = false;
+    if (k.curr && k.need_resched && at_resched_point(k.curr->pending)) return schedule(c, true);
+    if (k.curr) return arm(c);
+  }
   if (k.curr) {
     k.curr->pending.work_left = 0;
     // Not a preemption point by itself: the kernel code that follows runs
@@ -570,7 +577,7 @@ void Kernel::advance(int c) {
     if (t->program.done()) t->pending = {Pending::Exit, 0, WorkKind::Kernel};
     switch (t->pending.kind) {
       case Pending::Work:
-        if (k.need_resched && at_resched_point(t->pending)) return schedule(c, true);
+        if (k.need_resched && at_resched_point(t->pending)) return preempt_at_resched_point(c);
         if (t->pending.work_left <= 0 && k.spin_left + k.kern_left == 0) continue;
         return arm(c);
       case Pending::Resume:
@@ -999,8 +1006,36 @@ void Kernel::tick(int c, uint64_t gen) {
   events_.schedule(sim::Time(now_ns() + config_.tick_ns()), sim::Phase::Timer,
                    [this, c, gen] { tick(c, gen); });
   if (from_idle) return irq_exit(c, was_armed);
-  if (k.curr && k.need_resched && preemptible_now(k.curr)) return schedule(c, true);
+  if (k.curr && k.need_resched && preemptible_now(k.curr)) return preempt_at_resched_point(c);
   arm(c);  // the task, or a kernel-only path, continues
+}
+
+// A task at a preemption point must reschedule (the return to user mode from
+// an interrupt or a system call; a voluntary point). Whatever kernel work was
+// charged to this CPU before that point, and has not run yet, came first in
+// the kernel: an interrupt's handler (x86 entry: the handler, then
+// prepare_exit_to_usermode() -> schedule(); 4.0's retint_careful), the rest
+// of a switch-in whose task had not yet reached user mode, the code a
+// program ran since its last primitive. It runs on the current task's time,
+// then schedule(). (Reading chosen: without CONFIG_IRQ_TIME_ACCOUNTING an
+// interrupt's time is the interrupted task's, update_curr() reading
+// rq_clock_task() = rq_clock(); with it update_rq_clock_task() takes it out
+// of rq_clock_task() and no task pays it. Either way the next task's
+// set_next_entity() sets exec_start after it, so the model charges the
+// current task, the configuration without.) So a tick that finds a task
+// just short of its slice leaves it one more tick: at HZ=1000 two hogs run
+// 4 ms at a time for a 3 ms slice, each run starting only after the
+// handler of the tick that ended the one before (check_preempt_tick()
+// preempts on delta_exec > ideal_runtime). Until
+// stop 79 schedule() came at once and that work ran after the switch, on
+// the next task's time.
+void Kernel::preempt_at_resched_point(int c) {
+  Cpu& k = cpu(c);
+  if (k.spin_left + k.kern_left > 0) {
+    k.preempt_after_kernel_work = true;
+    return arm(c);
+  }
+  schedule(c, true);
 }
 
 // resched_curr(): ask a CPU to reschedule; a remote CPU is kicked (an IPI, or
@@ -1216,7 +1251,7 @@ void Kernel::handle_kick(int c) {
 void Kernel::irq_exit(int c, bool was_armed, int64_t entry_ns) {
   Cpu& k = cpu(c);
   if (k.curr) {
-    if (k.need_resched && preemptible_now(k.curr)) return schedule(c, true);
+    if (k.need_resched && preemptible_now(k.curr)) return preempt_at_resched_point(c);
     return arm(c);
   }
   if (was_armed) return arm(c);  // a kernel-only path continues; it re-picks when done

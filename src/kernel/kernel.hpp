@@ -374,6 +374,11 @@ class Kernel final : public SchedCore {
     // The lock's modelled hold is in work ns, a waker's CPU may run slower
     // (a busy SMT sibling): a pick spins on until this is 0.
     int wakers_activating = 0;
+    // A reschedule is due at a preemption point, but kernel work charged
+    // before it (an interrupt's handler, the rest of a switch-in) has not
+    // run yet: it runs first, on the current task's time, and schedule()
+    // follows (segment_done()); meanwhile the task's own work waits.
+    bool preempt_after_kernel_work = false;
     int64_t bytes_touched = 0;  // working sets of the tasks run here, summed
     CpuAccounting acct;
     // Busy placements that saw this CPU idle: count and sum of their times.
@@ -438,6 +443,7 @@ class Kernel final : public SchedCore {
   void run_hrtimers(int c);
   // Return from an interrupt on CPU c: preempt, resume or pick.
   void irq_exit(int c, bool was_armed, int64_t entry_ns = 0);
+  void preempt_at_resched_point(int c);
   void start_tick(int c);
   [[nodiscard]] int64_t tick_phase(int c) const;
   void tick(int c, uint64_t gen);

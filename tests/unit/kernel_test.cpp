@@ -145,8 +145,8 @@ TEST(Kernel, CfsSharesOneCpuFairlyBetweenTwoHogs) {
 TEST(Kernel, TheWorkingSetWhatIfSetsWhatEveryRunTouchesAndASwitchRefills) {
   auto refill_of_two_hogs = [](int64_t working_set) {
     TinySim s("1s1c1t", "linux-4.0", 1, "", {"task_working_set_bytes=" + std::to_string(working_set)});
-    s.k.spawn("a", [](Proc& p) { return hog(p, 30000000, 100000); }, 0);
-    s.k.spawn("b", [](Proc& p) { return hog(p, 30000000, 100000); }, 0);
+    s.k.spawn("a", [](Proc& p) { return hog(p, 60000000, 100000); }, 0);
+    s.k.spawn("b", [](Proc& p) { return hog(p, 60000000, 100000); }, 0);
     auto r = s.run();
     EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Completed);
     EXPECT_EQ(s.task("a")->working_set_bytes, working_set);
@@ -156,7 +156,9 @@ TEST(Kernel, TheWorkingSetWhatIfSetsWhatEveryRunTouchesAndASwitchRefills) {
   EXPECT_EQ(refill_of_two_hogs(0), 0);
   const int64_t small = refill_of_two_hogs(16 * 1024), large = refill_of_two_hogs(64 * 1024);
   EXPECT_GT(small, 0);
-  // Four times the lines, and each switch finds four times the share evicted.
+  // Four times the lines, and each switch finds four times the share evicted
+  // (the runs are long enough, 16 switches a hog, that these outweigh the
+  // two cold starts, which grow only with the size).
   EXPECT_GT(large, 8 * small);
   EXPECT_THROW(TinySim::make_config("linux-4.0", "", {"task_working_set_bytes=8388608"}), std::invalid_argument);
 }
@@ -740,10 +742,11 @@ TEST(Cfs, NewidleV61TriesShortIdlePeriodsLessAsItsPassesFail) {
 // Writing the granularity sysctls recomputes sched_nr_latency =
 // DIV_ROUND_UP(latency, min_granularity) (sched_proc_update_handler()).
 // Unscaled latency 40 ms and minimum granularity 3 ms give 14, so ten hogs
-// on one CPU share a 40 ms period: 4 ms slices, about 240 runs in the hogs'
-// second of work (a run starts just after a tick, so the tick that ends it
-// finds it a little past its slice). With the boot value 8 the period would
-// be 10 x 3 ms: 3 ms slices, about 320 runs.
+// on one CPU share a 40 ms period: 4 ms slices. A run starts when the tick
+// handler that ended the one before has run (the switch comes on its return
+// path), so the tick at its slice finds it just short and the next one ends
+// it: 5 ms runs, about 200 in the hogs' second of work. With the boot value
+// 8 the period would be 10 x 3 ms: 3 ms slices, 4 ms runs, about 250.
 TEST(Kernel, WrittenGranularitiesRecomputeNrLatency) {
   TinySim s("1s1c1t", "linux-4.0", 1, "",
             {"sched_tunable_scaling=0", "sched_latency_ns=40000000", "sched_min_granularity_ns=3000000"});
@@ -751,8 +754,8 @@ TEST(Kernel, WrittenGranularitiesRecomputeNrLatency) {
   ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   int64_t runs = 0;
   for (auto* t : s.k.all_tasks()) runs += t->nr_switches;
-  EXPECT_GT(runs, 210);
-  EXPECT_LT(runs, 280);
+  EXPECT_GT(runs, 180);
+  EXPECT_LT(runs, 225);
 }
 
 namespace {
@@ -888,9 +891,14 @@ TEST(Schedstat, APreemptingWakeeReadsNoDelayAndItsVictimReadsMore) {
 
 namespace {
 // The instants of tick preemptions (involuntary switches) on each CPU of a
-// 2-CPU box with two hogs per CPU, as phases within the tick period.
+// 2-CPU box with two hogs per CPU, as phases within the tick period, less
+// the tick handler's work, which runs before the switch (the handler, then
+// the return path's schedule()): each phase is then in [0, the handler's
+// jitter].
 std::vector<std::set<int64_t>> tick_preemption_phases(const char* preset) {
   TinySim s("1s2c1t", preset);
+  const auto& costs = s.machine.costs();
+  const int64_t least_handler = costs.tick_handler * (1000 - costs.cost_jitter_permille) / 1000;
   struct Preemptions final : obs::Observer {
     std::vector<std::set<int64_t>> at{2};
     void on_switch(int64_t t, int cpu, const kernel::Task*, obs::PrevState st, const kernel::Task*) override {
@@ -903,7 +911,7 @@ std::vector<std::set<int64_t>> tick_preemption_phases(const char* preset) {
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   std::vector<std::set<int64_t>> phases(2);
   for (size_t c = 0; c < 2; ++c)
-    for (int64_t t : seen.at[c]) phases[c].insert(t % s.k.config().tick_ns());
+    for (int64_t t : seen.at[c]) phases[c].insert(t % s.k.config().tick_ns() - least_handler);
   return phases;
 }
 }  // namespace
@@ -912,13 +920,19 @@ std::vector<std::set<int64_t>> tick_preemption_phases(const char* preset) {
 // skew_tick off); 2.4 staggers CPU i's APIC timer by (i + 1)/(CPUs + 1) of
 // the period.
 TEST(Tick, CpusTickTogetherFrom3xAndStaggeredOn24) {
+  const hw::Machine machine(hw::load_machine("1s2c1t"));
+  const int64_t handler_jitter = machine.costs().tick_handler * machine.costs().cost_jitter_permille * 2 / 1000;
+  ASSERT_GT(handler_jitter, 0);
+  const auto within = [&](const std::set<int64_t>& phases, int64_t tick_at) {
+    return !phases.empty() && *phases.begin() >= tick_at && *phases.rbegin() <= tick_at + handler_jitter;
+  };
   const auto cfs = tick_preemption_phases("linux-4.0");
-  EXPECT_EQ(cfs[0], (std::set<int64_t>{0}));
-  EXPECT_EQ(cfs[1], (std::set<int64_t>{0}));
+  EXPECT_TRUE(within(cfs[0], 0)) << ::testing::PrintToString(cfs[0]);
+  EXPECT_TRUE(within(cfs[1], 0)) << ::testing::PrintToString(cfs[1]);
   const auto o24 = tick_preemption_phases("linux-2.4.19");
   const int64_t period = kernel::KernelConfig(kernel::load_preset("linux-2.4.19")).tick_ns();
-  EXPECT_EQ(o24[0], (std::set<int64_t>{period / 3}));
-  EXPECT_EQ(o24[1], (std::set<int64_t>{period / 3 * 2}));
+  EXPECT_TRUE(within(o24[0], period / 3)) << ::testing::PrintToString(o24[0]);
+  EXPECT_TRUE(within(o24[1], period / 3 * 2)) << ::testing::PrintToString(o24[1]);
 }
 
 // The two versions' skips differ while the preempted waker stays in the
@@ -1089,12 +1103,12 @@ constexpr const char* kScaled = "WAKEUP_GRAN_BY_NR_RUNNING";
 }  // namespace
 
 // One CPU: a 1 ms granularity, a 3 ms credit. Beside one hog the factor
-// is 1 and the sleeper preempts as without the patch; beside three the
-// factor is 2 and its 4.8 ms lead still preempts; beside six the factor
-// is 4 and its 3.07 ms lead no longer does.
+// is 1 and the sleeper's 5.0 ms lead preempts as without the patch; beside
+// three the factor is 2 and its 4.8 ms lead still preempts; beside six the
+// factor is 4 and its 3.91 ms lead no longer does.
 TEST(Cfs, WakeupGranByNrRunningScalesTheGranularityWithTheQueue) {
   for (const auto& [hogs, lead_us, preempts] :
-       std::vector<std::tuple<int, int64_t, int64_t>>{{1, 3000, 1}, {3, 4787, 1}, {6, 3072, 0}}) {
+       std::vector<std::tuple<int, int64_t, int64_t>>{{1, 4995, 1}, {3, 4787, 1}, {6, 3910, 0}}) {
     const auto stock = sleepers_check(hogs, "", "1s1c1t");
     const auto scaled = sleepers_check(hogs, kScaled, "1s1c1t");
     EXPECT_NEAR(stock.lead_ns / 1000, lead_us, 1) << hogs;
@@ -1121,7 +1135,7 @@ TEST(Cfs, WakeupGranByNrRunningMultipliesTheBootScaledGranularity) {
 
 // The factor stops at sched_nr_latency (8 on one CPU at the default
 // latencies; writing the wakeup granularity does not change it). Twenty
-// tasks queued, a lead of 3.05 ms: with 0.35 ms written the scaled
+// tasks queued, a lead of 3.09 ms: with 0.35 ms written the scaled
 // granularity is 8 x 0.35 = 2.8 ms and the sleeper preempts (uncapped, 10 x
 // 0.35 = 3.5 ms, it would not); with 0.4 ms it is 3.2 ms and it does not.
 TEST(Cfs, WakeupGranByNrRunningCapsTheFactorAtSchedNrLatency) {
@@ -1129,7 +1143,7 @@ TEST(Cfs, WakeupGranByNrRunningCapsTheFactorAtSchedNrLatency) {
            {"sched_wakeup_granularity_ns=350000", 1}, {"sched_wakeup_granularity_ns=400000", 0}}) {
     const auto stock = sleepers_check(18, "", "1s1c1t", {gran});
     const auto scaled = sleepers_check(18, kScaled, "1s1c1t", {gran});
-    EXPECT_NEAR(stock.lead_ns / 1000, 3046, 1) << gran;
+    EXPECT_NEAR(stock.lead_ns / 1000, 3094, 1) << gran;
     EXPECT_EQ(stock.preemptions, 1) << gran;
     EXPECT_EQ(scaled.preemptions, preempts) << gran;
   }
