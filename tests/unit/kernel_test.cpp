@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <map>
 #include <set>
@@ -1732,6 +1733,29 @@ TEST(Wakeup, AWakeeInTheLlcIsEnqueuedOnlyAfterTheWakersLockAndActivation) {
 }
 
 namespace {
+// CPU 1 runs `blocker`, which spins until `block_at` and then sleeps, and
+// `sleeper`, both pinned there; `waker`, pinned to CPU 0, wakes the sleeper
+// at about 10 ms and the blocker 2 ms later. `others` spawns the rest of the
+// scene between them. The queues and flags live as long as the scene.
+struct BlockerScene {
+  kernel::WaitQueue wq, blocker_wq;
+  bool flag = false, blocker_flag = false;
+  void spawn(TinySim& s, int64_t block_at, const std::function<void()>& others) {
+    s.k.spawn("sleeper", [this](Proc& p) { return sleeper(p, &wq, &flag); }, 1)->cpus_allowed = only(1);
+    s.k.spawn("blocker", [this, block_at](Proc& p) -> Co<void> {
+      co_await p.spin_until(block_at);
+      co_await p.wait_event(blocker_wq, [this] { return blocker_flag; }, "test_wait");
+    }, 1)->cpus_allowed = only(1);
+    others();
+    s.k.spawn("waker", [this](Proc& p) -> Co<void> {
+      co_await waker(p, &wq, &flag);
+      co_await p.user(2000000);
+      blocker_flag = true;
+      co_await p.wake_up(blocker_wq, 1, 0);
+    }, 0)->cpus_allowed = only(0);
+  }
+};
+
 // CPU 1 runs `blocker`, which spins until `block_at` and then sleeps, while
 // its sleeper (pinned there) is woken from CPU 0 at about 10 ms, and two
 // hogs that may run on CPUs 1 and 3 share CPU 3. Returns when the sleeper
@@ -1770,23 +1794,13 @@ BlockDuringWakeup block_during_wakeup(int64_t block_at) {
   s.k.add_observer(&watch);
   obs::StatsCollector stats(s.k.domains().level_names());
   s.k.add_observer(&stats);
-  kernel::WaitQueue wq, blocker_wq;
-  bool flag = false, blocker_flag = false;
   hw::CpuMask cpus_1_and_3 = only(1);
   cpus_1_and_3.set(3);
-  s.k.spawn("sleeper", [&](Proc& p) { return sleeper(p, &wq, &flag); }, 1)->cpus_allowed = only(1);
-  s.k.spawn("blocker", [&](Proc& p) -> Co<void> {
-    co_await p.spin_until(block_at);
-    co_await p.wait_event(blocker_wq, [&] { return blocker_flag; }, "test_wait");
-  }, 1)->cpus_allowed = only(1);
-  for (const char* name : {"hog1", "hog2"})
-    s.k.spawn(name, [](Proc& p) { return hog(p, 30000000, 100000); }, 3)->cpus_allowed = cpus_1_and_3;
-  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
-    co_await waker(p, &wq, &flag);
-    co_await p.user(2000000);
-    blocker_flag = true;
-    co_await p.wake_up(blocker_wq, 1, 0);
-  }, 0)->cpus_allowed = only(0);
+  BlockerScene scene;
+  scene.spawn(s, block_at, [&] {
+    for (const char* name : {"hog1", "hog2"})
+      s.k.spawn(name, [](Proc& p) { return hog(p, 30000000, 100000); }, 3)->cpus_allowed = cpus_1_and_3;
+  });
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   EXPECT_EQ(s.k.check_invariants(), "");
   watch.seen.stats_picks_after_lock = stats.summarize(s.k).picks_after_waker_lock;
@@ -1818,6 +1832,73 @@ TEST(Wakeup, ACpuThatSchedulesWhileTheWakerHoldsItsLockPicksTheWakee) {
   const auto before = block_during_wakeup(enqueued_at - c.ttwu_activate - c.rq_lock_hold - 300);
   EXPECT_GE(before.newidle_balances, 1);
   EXPECT_EQ(before.picks_after_lock, 0);
+}
+
+namespace {
+// CPU 1 runs `blocker`, which spins until `block_at` and then sleeps, while
+// its sleeper (pinned there) is woken from CPU 0, whose SMT sibling CPU 2
+// runs a hog, so the waker's kernel work runs at the shared core's rate.
+// Returns when the waker checked preemption (the sleeper's wakeup), when
+// CPU 1 switched from the blocker and to what, and its waits for the lock.
+struct SlowWakerHold {
+  int64_t woken_at = -1, switched_at = -1;
+  std::string after_blocker;
+  std::vector<int64_t> spins;  // CPU 1's picks after a waker's lock, from block_at
+};
+SlowWakerHold block_during_slow_wakers_hold(int64_t block_at) {
+  TinySim s("1s2c2t", "linux-4.0");
+  struct Watch final : obs::Observer {
+    int64_t block_at = 0;
+    SlowWakerHold seen;
+    void on_wakeup(int64_t t, int, const kernel::Task* p, int target, bool is_new) override {
+      if (!is_new && p->comm == "sleeper" && target == 1 && seen.woken_at < 0) seen.woken_at = t;
+    }
+    void on_switch(int64_t t, int c, const kernel::Task* prev, obs::PrevState st, const kernel::Task* next) override {
+      if (c == 1 && prev && prev->comm == "blocker" && st == obs::PrevState::Sleeping && seen.after_blocker.empty()) {
+        seen.after_blocker = next ? next->comm : "idle";
+        seen.switched_at = t;
+      }
+    }
+    void on_pick_after_lock(int64_t t, int c, int64_t spun_ns) override {
+      if (c == 1 && t >= block_at) seen.spins.push_back(spun_ns);
+    }
+  } watch;
+  watch.block_at = block_at;
+  s.k.add_observer(&watch);
+  BlockerScene scene;
+  scene.spawn(s, block_at, [&] {
+    s.k.spawn("sibling", [](Proc& p) { return hog(p, 40000000, 100000); }, 2)->cpus_allowed = only(2);
+  });
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  return watch.seen;
+}
+}  // namespace
+
+// The lock's hold and the activation are costed in work, and a waker whose
+// core is shared runs them slower than that: its hold outlasts the lock's
+// modelled end. A CPU that schedules in between finds the lock free by that
+// end but the wakee queued at the lock still unchecked, and spins on
+// (rq_lock_hold at a time) until the waker's check is done, then picks it.
+// Without the spin it would pick the wakee before its waker's
+// ttwu_do_wakeup() (stop 78: messaging crashed so).
+TEST(Wakeup, ACpuThatSchedulesDuringASlowWakersHoldPicksOnlyAfterItsCheck) {
+  const TinySim costs_of("1s2c2t", "linux-4.0");
+  const auto& c = costs_of.machine.costs();
+  ASSERT_LT(c.smt_throughput_permille, 1000);
+  ASSERT_GT(c.ttwu_activate, 0);
+  const int64_t woken_at = block_during_slow_wakers_hold(30000000).woken_at;  // blocks long after
+  ASSERT_GT(woken_at, 0);
+  // Inside the hold's slowed part: the activation's last quarter at full
+  // speed would have ended the hold before this.
+  const int64_t block_at = woken_at - c.ttwu_activate / 4;
+  const auto during = block_during_slow_wakers_hold(block_at);
+  EXPECT_EQ(during.woken_at, woken_at);
+  EXPECT_EQ(during.after_blocker, "sleeper");
+  EXPECT_GE(during.switched_at, woken_at);
+  // The lock was free by its modelled end, so each wait is the spin on.
+  ASSERT_FALSE(during.spins.empty());
+  for (int64_t spun : during.spins) EXPECT_EQ(spun, c.rq_lock_hold);
 }
 
 // While a wakee is being placed it is TASK_WAKING: a second waker finds it
