@@ -1389,6 +1389,8 @@ struct IpisOnto {
   int ipis = 0, ipis_anywhere = 0;
   int64_t ipi_work_ns = 0;    // everything charged to IPIs, on either side
   int64_t hog_exit_ns = -1;   // the task on the target CPU
+  int64_t sleeper_woken_at = -1, hog_in_at = -1;
+  int64_t hog_preempted_at = -1, hog_run_ns = -1;  // when the woken sleeper took CPU 2, and the hog's run as CFS counted it
 };
 IpisOnto wake_list_ipis_onto_cpu2(int64_t handler_ns, bool busy) {
   const auto profile =
@@ -1405,6 +1407,18 @@ IpisOnto wake_list_ipis_onto_cpu2(int64_t handler_ns, bool busy) {
     }
     void on_exit(int64_t t, int, const kernel::Task* p) override {
       if (p->comm == "hog") out.hog_exit_ns = t;
+    }
+    void on_wakeup(int64_t t, int, const kernel::Task* p, int target, bool is_new) override {
+      if (!is_new && p->comm == "sleeper" && target == 2 && out.sleeper_woken_at < 0) out.sleeper_woken_at = t;
+    }
+    void on_switch(int64_t t, int c, const kernel::Task* prev, obs::PrevState st, const kernel::Task* next) override {
+      if (c != 2 || !next) return;
+      if (next->comm == "hog" && out.hog_preempted_at < 0) out.hog_in_at = t;  // its last switch-in before
+      if (prev && prev->comm == "hog" && next->comm == "sleeper" && st == obs::PrevState::Preempted &&
+          out.sleeper_woken_at >= 0 && out.hog_preempted_at < 0) {
+        out.hog_preempted_at = t;
+        out.hog_run_ns = prev->se.sum_exec_runtime - prev->se.prev_sum_exec_runtime;
+      }
     }
   } seen;
   s.k.add_observer(&seen);
@@ -1437,6 +1451,25 @@ TEST(Kernel, AnIpiCostsTheCpuItLandsOnTheHandlersTime) {
   EXPECT_EQ(idle.ipis, 0);
   EXPECT_EQ(idle.ipi_work_ns, idle_free.ipi_work_ns);
   EXPECT_GT(idle.ipi_work_ns, 0);  // the store
+}
+
+// The sleeper woken through the wake list preempts the hog on CPU 2, but
+// only once the IPI's handler, which activated it, has run: the switch is
+// on the interrupt's return path, and the handler's time is the hog's
+// (without CONFIG_IRQ_TIME_ACCOUNTING). Before stop 79 the switch came at
+// the wakeup and the handler ran on the sleeper's time.
+TEST(Kernel, AWakeeThatPreemptsRunsAfterTheHandlerThatWokeIt) {
+  constexpr int64_t kHandlerNs = 1000000;
+  const auto busy = wake_list_ipis_onto_cpu2(kHandlerNs, true);
+  ASSERT_GE(busy.sleeper_woken_at, 0);
+  ASSERT_GE(busy.hog_preempted_at, 0) << "the sleeper did not preempt the hog";
+  EXPECT_GE(busy.hog_preempted_at - busy.sleeper_woken_at, kHandlerNs);
+  EXPECT_LT(busy.hog_preempted_at - busy.sleeper_woken_at, kHandlerNs + 10000);
+  // The hog ran alone on CPU 2 from its last switch-in: its run as CFS
+  // counts it reaches the switch, the handler's millisecond included (to
+  // within the microseconds of the switch-in's own work).
+  ASSERT_GE(busy.hog_in_at, 0);
+  EXPECT_NEAR(busy.hog_run_ns, busy.hog_preempted_at - busy.hog_in_at, kHandlerNs / 20);
 }
 
 // The idle loop's way out (`idle_exit_path`, tick_nohz_idle_exit()) runs
