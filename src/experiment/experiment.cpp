@@ -923,6 +923,7 @@ nlohmann::json summary_json(const obs::Summary& s) {
   j["busy_ns_total"] = s.busy_ns_total;
   j["spin_ns_total"] = s.spin_ns_total;
   j["wasted_ns"] = s.wasted_ns;
+  if (s.irq_time_ns >= 0) j["irq_time_ns"] = s.irq_time_ns;
   j["runnable"] = {{"avg", s.runnable_avg}, {"queued_avg", s.waiting_avg}, {"waiting_task_ns", s.waiting_task_ns}};
   j["ipis_sent"] = s.ipis_sent;
   j["idle_wakes_without_ipi"] = s.idle_wakes_without_ipi;

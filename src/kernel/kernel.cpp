@@ -229,6 +229,8 @@ Kernel::Kernel(hw::Machine& machine, KernelConfig config, uint64_t seed)
   nr_idle_ = machine.nr_cpus();
   // 2.4's class charges its own lines (policies/linux24.cpp).
   ttwu_lines_ = config_.sysctl("ttwu_lines") != 0 && config_.preset().policy == PolicyKind::Cfs;
+  irq_time_accounting_ =
+      config_.preset().policy == PolicyKind::Cfs && config_.sysctl("irq_time_accounting") != 0;
   if (config_.sysctl("sched_domain_balance_wake"))
     for (int c = 0; c < machine.nr_cpus(); ++c)
       for (auto& sd : domains_.of(c)) sd.flags |= SD_BALANCE_WAKE;
@@ -436,6 +438,10 @@ void Kernel::sync(int c) {
       wall = 0;
     }
   };
+  const int64_t before_irq = wall;
+  consume(k.irq_spin_left, k.acct.spin_ns);
+  consume(k.irq_kern_left, k.acct.kernel_ns);
+  k.irq_time += before_irq - wall;
   consume(k.spin_left, k.acct.spin_ns);
   consume(k.kern_left, k.acct.kernel_ns);
   if (k.curr && k.curr->pending.kind == Pending::Work && !k.preempt_after_kernel_work) {
@@ -455,7 +461,7 @@ void Kernel::sync(int c) {
 
 void Kernel::arm(int c) {
   Cpu& k = cpu(c);
-  int64_t total = k.spin_left + k.kern_left;
+  int64_t total = k.work_left();
   const bool task_work = k.curr && k.curr->pending.kind == Pending::Work && !k.preempt_after_kernel_work;
   Pending* spin = task_work && k.curr->pending.until_ns >= 0 ? &k.curr->pending : nullptr;
   if (task_work && !spin) total += k.curr->pending.work_left;
@@ -524,7 +530,7 @@ void Kernel::segment_done(int c, uint64_t gen) {
   Cpu& k = cpu(c);
   if (!k.armed || gen != k.gen) return;
   sync(c);
-  k.spin_left = k.kern_left = 0;
+  k.spin_left = k.kern_left = k.irq_spin_left = k.irq_kern_left = 0;
   k.armed = false;
   this_cpu_ = c;
   if (k.preempt_after_kernel_work) {
@@ -578,7 +584,7 @@ void Kernel::advance(int c) {
     switch (t->pending.kind) {
       case Pending::Work:
         if (k.need_resched && at_resched_point(t->pending)) return preempt_at_resched_point(c);
-        if (t->pending.work_left <= 0 && k.spin_left + k.kern_left == 0) continue;
+        if (t->pending.work_left <= 0 && k.work_left() == 0) continue;
         return arm(c);
       case Pending::Resume:
         continue;
@@ -716,7 +722,7 @@ void Kernel::pick_and_switch(int c, Task* prev, obs::PrevState st) {
   k.switch_from = prev;
   k.switch_from_state = st;
   if (prev) policy_->schedule_tail(c, prev);  // may charge this CPU: before it idles
-  if (k.spin_left + k.kern_left > 0) {
+  if (k.work_left() > 0) {
     arm(c);  // the schedule()/newidle path runs before the CPU idles
   } else {
     enter_idle(c);
@@ -996,6 +1002,7 @@ void Kernel::tick(int c, uint64_t gen) {
   sync(c);
   const bool was_armed = k.armed;
   k.armed = false;
+  const WorkCharged work_before = work_charged(k);
   const int64_t tick_ns = jitter(machine_.costs().tick_handler);
   k.kern_left += tick_ns;
   work_by_path_[static_cast<size_t>(CostPath::TimerInterrupt)] += tick_ns;
@@ -1003,6 +1010,7 @@ void Kernel::tick(int c, uint64_t gen) {
   update_rq_clock(c);  // scheduler_tick()
   if (k.curr) policy_->task_tick(c, k.curr);
   policy_->trigger_load_balance(c);
+  account_irq_time(c, work_before);
   events_.schedule(sim::Time(now_ns() + config_.tick_ns()), sim::Phase::Timer,
                    [this, c, gen] { tick(c, gen); });
   if (from_idle) return irq_exit(c, was_armed);
@@ -1016,13 +1024,13 @@ void Kernel::tick(int c, uint64_t gen) {
 // the kernel: an interrupt's handler (x86 entry: the handler, then
 // prepare_exit_to_usermode() -> schedule(); 4.0's retint_careful), the rest
 // of a switch-in whose task had not yet reached user mode, the code a
-// program ran since its last primitive. It runs on the current task's time,
-// then schedule(). (Reading chosen: without CONFIG_IRQ_TIME_ACCOUNTING an
-// interrupt's time is the interrupted task's, update_curr() reading
-// rq_clock_task() = rq_clock(); with it update_rq_clock_task() takes it out
-// of rq_clock_task() and no task pays it. Either way the next task's
-// set_next_entity() sets exec_start after it, so the model charges the
-// current task, the configuration without.) So a tick that finds a task
+// program ran since its last primitive. It runs before schedule(), on the
+// current task's time: without CONFIG_IRQ_TIME_ACCOUNTING an interrupt's
+// time is the interrupted task's, update_curr() reading rq_clock_task() =
+// rq_clock(); with it (the irq_time_accounting option, account_irq_time())
+// update_rq_clock_task() takes it out of rq_clock_task() and no task pays
+// it. Either way the next task's set_next_entity() sets exec_start after
+// it. So a tick that finds a task
 // just short of its slice leaves it one more tick: at HZ=1000 two hogs run
 // 4 ms at a time for a 3 ms slice, each run starting only after the
 // handler of the tick that ended the one before (check_preempt_tick()
@@ -1031,7 +1039,7 @@ void Kernel::tick(int c, uint64_t gen) {
 // the next task's time.
 void Kernel::preempt_at_resched_point(int c) {
   Cpu& k = cpu(c);
-  if (k.spin_left + k.kern_left > 0) {
+  if (k.work_left() > 0) {
     k.preempt_after_kernel_work = true;
     return arm(c);
   }
@@ -1214,6 +1222,13 @@ void Kernel::handle_kick(int c) {
   // ends an MWAIT takes no interrupt: the idle loop sees the flag.
   const int64_t entry_ns = took_ipi ? jitter(machine_.costs().ipi_handler) : 0;
   charge(c, entry_ns, CostPath::Ipi);
+  // What follows is interrupt time (irq_time_accounting) only inside
+  // scheduler_ipi()'s irq_enter()/irq_exit(), which it takes only for a
+  // wake list or a nohz kick; a CPU woken by a flag store runs the wake
+  // list from its idle loop (sched_ttwu_pending() in 4.0's
+  // cpu_idle_loop()), in no interrupt at all.
+  const bool in_irq = took_ipi && (!k.wake_list.empty() || k.balance_kick);
+  const WorkCharged work_before = work_charged(k);
   // sched_ttwu_pending(): activate the tasks queued on our wake list.
   // It holds this CPU's rq->lock over all of them (3.10-4.x core.c).
   std::vector<Task*> pending;
@@ -1242,6 +1257,7 @@ void Kernel::handle_kick(int c) {
     else
       k.nohz_kick_bit = false;
   }
+  if (in_irq) account_irq_time(c, work_before);
   irq_exit(c, was_armed, entry_ns);
 }
 
@@ -1257,9 +1273,9 @@ void Kernel::irq_exit(int c, bool was_armed, int64_t entry_ns) {
   if (was_armed) return arm(c);  // a kernel-only path continues; it re-picks when done
   // From idle: schedule() picks what was queued (or balances).
   k.need_resched = false;
-  Task* next = policy_->pick_next_task(c, nullptr, k.spin_left + k.kern_left == entry_ns);
+  Task* next = policy_->pick_next_task(c, nullptr, k.work_left() == entry_ns);
   if (next) return finish_switch(c, nullptr, next);
-  if (k.spin_left + k.kern_left > 0) return arm(c);
+  if (k.work_left() > 0) return arm(c);
   enter_idle(c);
 }
 
@@ -1305,10 +1321,12 @@ void Kernel::hrtimer_interrupt(int c) {
   sync(c);
   const bool was_armed = k.armed;
   k.armed = false;
+  const WorkCharged work_before = work_charged(k);
   const int64_t tick_ns = jitter(machine_.costs().tick_handler);
   k.kern_left += tick_ns;
   work_by_path_[static_cast<size_t>(CostPath::TimerInterrupt)] += tick_ns;
   run_hrtimers(c);
+  account_irq_time(c, work_before);
   irq_exit(c, was_armed);
 }
 
@@ -1372,10 +1390,69 @@ void Kernel::end_nohz_kick(Cpu& k) {
 // clock (rq_clock_task(); fair.c update_curr()), so the waker's time from the
 // enqueue to the switch is charged to the wakee. 2.4 has no sched_info; its
 // delays are read on the simulated clock.
+//
+// With irq_time_accounting (CONFIG_IRQ_TIME_ACCOUNTING, which x86 enables at
+// boot on a stable TSC: 4.0 arch/x86/kernel/tsc.c tsc_init() ->
+// enable_sched_clock_irqtime()), update_rq_clock_task() (4.0 core.c) takes
+// the interrupt time accounted since its last call out of the clock CFS
+// charges on, capped at the clock's own step so that rq_clock_task() stays
+// monotonic (the rest is taken at a later update). Its other half,
+// sched_rt_avg_update(), which lowers the CPU's capacity for load balancing
+// by that time, is not modelled: the model has no rt_avg scaling.
 void Kernel::update_rq_clock(int c) {
   Cpu& k = cpu(c);
   if (clock_skip_active(k)) return;
-  k.rq_clock = SCHED_CLOCK_AT_START_NS + now_ns();
+  const int64_t clock = SCHED_CLOCK_AT_START_NS + now_ns();
+  int64_t delta = clock - k.rq_clock;
+  if (delta < 0) return;
+  k.rq_clock = clock;
+  if (irq_time_accounting_) {
+    const int64_t irq_delta = std::min(irq_time_read(c) - k.prev_irq_time, delta);
+    k.prev_irq_time += irq_delta;
+    delta -= irq_delta;
+  }
+  k.rq_clock_task += delta;
+}
+
+// irqtime_account_irq() (4.0 kernel/sched/cputime.c), called at irq_enter(),
+// irq_exit() and around __do_softirq(): the time since its last call goes to
+// cpu_hardirq_time if the CPU is in a hard interrupt, to cpu_softirq_time
+// if it serves softirqs outside ksoftirqd. So a handler's time counts with
+// the softirq its irq_exit() runs (the tick's SCHED_SOFTIRQ balancing, a
+// nohz kick's). The model runs a handler's code at its entry and its work
+// over the time after: what was charged to the CPU since `before` is the
+// handler's. It moves to the CPU's interrupt buckets, which run first, as
+// the handler runs before the code it interrupted, and count as interrupt
+// time as they run (sync()). (Reading chosen: the kernel adds a handler's
+// time at its end, so an update_rq_clock() inside it sees none of it. But
+// an interrupt on the same CPU cannot land inside a handler there, it
+// waits for it, while the model's tick or IPI does land inside the
+// handler's time: as it runs, the part it sees taken out is what the
+// deferred one would see. A remote CPU's update_rq_clock() of this
+// runqueue inside the handler sees in the kernel none of it, here the part
+// run: which task pays moves by at most that, as the cap in
+// update_rq_clock_task() moves it in the kernel.)
+void Kernel::account_irq_time(int c, WorkCharged before) {
+  if (!irq_time_accounting_) return;
+  Cpu& k = cpu(c);
+  k.irq_spin_left += k.spin_left - before.spin;
+  k.irq_kern_left += k.kern_left - before.kern;
+  k.spin_left = before.spin;
+  k.kern_left = before.kern;
+}
+
+int64_t Kernel::irq_time_total() const {
+  if (!irq_time_accounting_) return -1;
+  int64_t sum = 0;
+  for (const auto& k : cpus_) sum += k.irq_time;
+  return sum;
+}
+
+// The CPU's interrupt time up to now: a CPU at work has run its buckets up
+// to its last sync().
+int64_t Kernel::irq_time_read(int c) {
+  sync(c);
+  return cpu(c).irq_time;
 }
 
 bool Kernel::clock_skip_active(const Cpu& k) const {
@@ -1801,6 +1878,14 @@ std::string Kernel::check_invariants() const {
     if (a.total() != now_ns())
       err << "cpu" << c << ": user+kernel+spin+idle = " << a.total() << " ns != elapsed "
           << now_ns() << " ns; ";
+    // update_rq_clock_task(): the task clock is the rq clock less the
+    // interrupt time taken out, which is never more than was accounted.
+    const Cpu& k = cpu(c);
+    if (k.rq_clock_task + k.prev_irq_time != k.rq_clock)
+      err << "cpu" << c << ": rq_clock_task " << k.rq_clock_task << " + irq time taken out " << k.prev_irq_time
+          << " != rq_clock " << k.rq_clock << "; ";
+    if (k.prev_irq_time > k.irq_time)
+      err << "cpu" << c << ": irq time taken out " << k.prev_irq_time << " > accounted " << k.irq_time << "; ";
   }
   for (const Task* t : task_ptrs_) {
     // A wakee being placed is off every queue while its waker, which cannot

@@ -258,7 +258,8 @@ class Kernel final : public SchedCore {
   void rq_clock_skip_request(int cpu) override;
   void rq_clock_skip_update(int cpu) override;
   void update_rq_clock(int c) override;
-  [[nodiscard]] int64_t rq_clock_task(int c) const override { return cpu(c).rq_clock; }
+  [[nodiscard]] int64_t rq_clock(int c) const override { return cpu(c).rq_clock; }
+  [[nodiscard]] int64_t rq_clock_task(int c) const override { return cpu(c).rq_clock_task; }
   uint64_t random_u64() override { return policy_rng_.next_u64(); }
   [[nodiscard]] const std::vector<Task*>& all_tasks() const override { return task_ptrs_; }
 
@@ -284,6 +285,9 @@ class Kernel final : public SchedCore {
     return cpus_[static_cast<size_t>(cpu)].acct;
   }
   [[nodiscard]] int64_t wasted_ns() const { return wasted_ns_; }
+  // With irq_time_accounting: the interrupt time every CPU has run (up to
+  // its last sync()); -1 without the option.
+  [[nodiscard]] int64_t irq_time_total() const;
   // Tasks queued for a CPU (woken or preempted, not yet switched in),
   // integrated over time up to now: with the CPUs' busy time, the time
   // average of nr_running() that vmstat's "r" samples.
@@ -326,6 +330,12 @@ class Kernel final : public SchedCore {
     Task* switch_from = nullptr;  // prev whose switch is not traced yet
     obs::PrevState switch_from_state = obs::PrevState::Runnable;
     int64_t spin_left = 0, kern_left = 0;
+    // With irq_time_accounting: an interrupt handler's work (its lock spin,
+    // the rest), which runs before anything else charged to the CPU, as the
+    // handler runs before the code it interrupted, and counts as interrupt
+    // time as it runs (Kernel::account_irq_time()).
+    int64_t irq_spin_left = 0, irq_kern_left = 0;
+    [[nodiscard]] int64_t work_left() const { return irq_spin_left + irq_kern_left + spin_left + kern_left; }
     int64_t seg_start = 0;
     int rate = 1000;
     uint64_t gen = 0;
@@ -342,6 +352,15 @@ class Kernel final : public SchedCore {
     // in 4.0, rq->skip_clock_update in 3.10).
     int64_t rq_clock = SCHED_CLOCK_AT_START_NS;
     uint8_t clock_skip = 0;
+    // rq->clock_task: rq_clock less the interrupt time that
+    // update_rq_clock_task() takes out (CONFIG_IRQ_TIME_ACCOUNTING; equal to
+    // rq_clock without it), and rq->prev_irq_time, the part of this CPU's
+    // interrupt time taken out so far.
+    int64_t rq_clock_task = SCHED_CLOCK_AT_START_NS;
+    int64_t prev_irq_time = 0;
+    // cpu_hardirq_time + cpu_softirq_time: the handlers' time run so far
+    // (up to the CPU's last sync()).
+    int64_t irq_time = 0;
     bool balance_kick = false;   // a balance kick not yet handled
     bool stop_work = false;      // the stopper has work queued (stop_one_cpu_nowait())
     bool nohz_kick_bit = false;  // NOHZ_BALANCE_KICK: set by the kick, cleared when its pass ends
@@ -443,6 +462,14 @@ class Kernel final : public SchedCore {
   void run_hrtimers(int c);
   // Return from an interrupt on CPU c: preempt, resume or pick.
   void irq_exit(int c, bool was_armed, int64_t entry_ns = 0);
+  // irqtime_account_irq() for the handler that entered with `before` of
+  // work charged to the CPU, and irq_time_read().
+  struct WorkCharged {
+    int64_t spin = 0, kern = 0;
+  };
+  [[nodiscard]] static WorkCharged work_charged(const Cpu& k) { return {k.spin_left, k.kern_left}; }
+  void account_irq_time(int c, WorkCharged before);
+  int64_t irq_time_read(int c);
   void preempt_at_resched_point(int c);
   void start_tick(int c);
   [[nodiscard]] int64_t tick_phase(int c) const;
@@ -477,6 +504,7 @@ class Kernel final : public SchedCore {
   int this_cpu_ = 0;
   bool booted_ = false;
   bool ttwu_lines_ = false;  // --sysctl ttwu_lines=1 (kernel/sched_lines.hpp)
+  bool irq_time_accounting_ = false;  // --sysctl irq_time_accounting=1 (update_rq_clock())
   int next_autogroup_ = 1;
   int next_pid_ = 1;
   uint64_t next_mm_ = 1;

@@ -110,11 +110,13 @@ class SchedCore {
   // rq_clock_skip_update(rq, true) as yield_task_fair() calls it: the skip
   // is requested whatever the CPU's need_resched says.
   virtual void rq_clock_skip_update(int cpu) = 0;
-  // update_rq_clock() and rq_clock_task() (the same clock here: no
-  // CONFIG_IRQ_TIME_ACCOUNTING, no paravirt steal time). CFS charges
-  // runtime and tracks load on it, so time the clock skips is charged to
-  // whichever task runs when it next moves.
+  // update_rq_clock(), rq_clock() and rq_clock_task(). The two clocks are
+  // one unless the irq_time_accounting build option is set
+  // (CONFIG_IRQ_TIME_ACCOUNTING; no paravirt steal time either way). CFS
+  // charges runtime and tracks load on rq_clock_task(), so time the clock
+  // skips is charged to whichever task runs when it next moves.
   virtual void update_rq_clock(int cpu) = 0;
+  [[nodiscard]] virtual int64_t rq_clock(int cpu) const = 0;
   [[nodiscard]] virtual int64_t rq_clock_task(int cpu) const = 0;
   // Statistics hooks.
   virtual void note_balance(int cpu, int level, CpuIdleType idle, bool success, int moved,

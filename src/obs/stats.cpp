@@ -187,6 +187,7 @@ void StatsCollector::reset(kernel::Kernel& k) {
   }
   wasted_at_reset_ = k.wasted_ns();
   waiting_at_reset_ = k.waiting_task_ns();
+  irq_at_reset_ = std::max<int64_t>(0, k.irq_time_total());
   work_at_reset_.assign(k.work_by_path().begin(), k.work_by_path().end());
   checks_at_reset_ = k.policy().wakeup_checks_by_wchan();
   refill_within_at_reset_ = k.refill_lines().within_llc;
@@ -217,6 +218,7 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
   }
   s.wasted_ns = k.wasted_ns() - wasted_at_reset_;
   s.waiting_task_ns = k.waiting_task_ns() - waiting_at_reset_;
+  if (k.irq_time_total() >= 0) s.irq_time_ns = k.irq_time_total() - irq_at_reset_;
   if (s.elapsed_ns > 0) {
     const auto el = static_cast<double>(s.elapsed_ns);
     s.waiting_avg = static_cast<double>(s.waiting_task_ns) / el;
@@ -452,6 +454,13 @@ std::string format_summary(const Summary& s) {
       o << buf;
     }
     o << "  (charged at a core's full rate)\n";
+  }
+  if (s.irq_time_ns >= 0) {
+    std::snprintf(buf, sizeof buf,
+                  "  interrupt time        %12.3f ms off the tasks' clock (irq_time_accounting: handlers and their "
+                  "softirqs)\n",
+                  static_cast<double>(s.irq_time_ns) / 1e6);
+    o << buf;
   }
   // One column for every run, so that summaries of two variants diff cleanly.
   for (const auto& [k, v] : s.policy) {

@@ -107,6 +107,9 @@ struct Summary {
   int64_t busy_ns_total = 0;
   int64_t spin_ns_total = 0;
   int64_t wasted_ns = 0;
+  // Interrupt time taken off the tasks' clock (irq_time_accounting); -1
+  // when the kernel was built without it.
+  int64_t irq_time_ns = -1;
   // Tasks on a runqueue, time-averaged over the window: those running (the
   // CPUs' busy time) and those queued for a CPU (woken or preempted, not yet
   // switched in). /proc/stat's procs_running is nr_running() summed over the
@@ -182,7 +185,7 @@ class StatsCollector final : public Observer {
   int64_t runs_ = 0;
   std::vector<int64_t> idle_at_reset_, busy_at_reset_, spin_at_reset_, work_at_reset_;
   kernel::WakeupChecksByWchan checks_at_reset_;
-  int64_t wasted_at_reset_ = 0, waiting_at_reset_ = 0;
+  int64_t wasted_at_reset_ = 0, waiting_at_reset_ = 0, irq_at_reset_ = 0;
   int64_t refill_within_at_reset_ = 0, refill_beyond_at_reset_ = 0;
   int64_t moved_within_at_reset_ = 0, moved_beyond_at_reset_ = 0;
   int64_t bp_wakeups_ = 0, bp_idle_ = 0, bp_after_ns_ = 0, bp_after_n_ = 0;

@@ -490,6 +490,25 @@ TEST(Cli, RunPrintsStatMetricsAsRows) {
              R"(\n +wake-idle-cpu +sched_delay_avg +\S+ \+- \S+ us +[-+]\d+\.\d% \+- \d+\.\d  (yes|no)\n)");
 }
 
+// The interrupt time the option keeps off the tasks' clock is in the
+// summary and the JSON only when the kernel is built with it; on messaging
+// it is the ticks' handlers and softirqs and the wake-list activations
+// across sockets, so more than nothing.
+TEST(Cli, IrqTimeAccountingReportsTheInterruptTimeItTakesOut) {
+  const std::string cmd = "perf bench sched messaging -g 2 -l 50 --machine haswell-2s8c2t --seed 7";
+  const auto off = run(cmd);
+  const auto on = run(cmd + " --sysctl irq_time_accounting=1");
+  ASSERT_EQ(on.code, 0) << on.err;
+  EXPECT_EQ(off.out.find("interrupt time"), std::string::npos);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(on.out, m, std::regex(R"(\n  interrupt time +(\d+\.\d{3}) ms off the tasks' clock)")))
+      << on.out;
+  EXPECT_GT(std::stod(m[1]), 0.0);
+  const auto json = run(cmd + " --sysctl irq_time_accounting=1 --json");
+  EXPECT_NE(json.out.find("\"irq_time_ns\""), std::string::npos);
+  EXPECT_EQ(run(cmd + " --json").out.find("\"irq_time_ns\""), std::string::npos);
+}
+
 TEST(Determinism, SameSeedGivesByteIdenticalOutputAndTrace) {
   const std::string a = "perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 7 --trace /tmp/sl_a.trace";
   const std::string b = "perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 7 --trace /tmp/sl_b.trace";
@@ -511,7 +530,9 @@ TEST(Determinism, SameSeedGivesByteIdenticalOutputAndTrace) {
         "perf bench sched messaging -g 2 -l 10 --machine p4xeon-4way --seed 7 --kernel linux-2.4.19",
         // 6.1's balancer, whose newidle dice draw on the policy's stream.
         "perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 7 --features "
-        "LOAD_BALANCE_V61,NEWIDLE_V61"}) {
+        "LOAD_BALANCE_V61,NEWIDLE_V61",
+        // Interrupt time kept off the tasks' clock.
+        "perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --seed 7 --sysctl irq_time_accounting=1"}) {
     auto l1 = run(cmd), l2 = run(cmd);
     EXPECT_EQ(l1.code, 0) << l1.err;
     EXPECT_EQ(l1.out, l2.out) << cmd;

@@ -116,9 +116,9 @@ Co<void> sleeper(Proc& p, kernel::WaitQueue* wq, bool* flag) {
   co_await p.wait_event(*wq, [flag] { return *flag; }, "test_wait");
   co_await p.user(1000);
 }
-Co<void> waker(Proc& p, kernel::WaitQueue* wq, bool* flag) {
+Co<void> waker(Proc& p, kernel::WaitQueue* wq, bool* flag, int ms = 10) {
   // Long enough to be preempted by the tick, so the sleeper gets to sleep.
-  for (int i = 0; i < 10; ++i) co_await p.user(1000000);
+  for (int i = 0; i < ms; ++i) co_await p.user(1000000);
   *flag = true;
   co_await p.wake_up(*wq, 1, 0);
 }
@@ -1392,13 +1392,20 @@ struct IpisOnto {
   int64_t sleeper_woken_at = -1, hog_in_at = -1;
   int64_t hog_preempted_at = -1, hog_run_ns = -1;  // when the woken sleeper took CPU 2, and the hog's run as CFS counted it
 };
-IpisOnto wake_list_ipis_onto_cpu2(int64_t handler_ns, bool busy) {
-  const auto profile =
-      std::filesystem::path(::testing::TempDir()) / ("schedlab_ipi_handler_" + std::to_string(handler_ns) + ".toml");
+// `cost` is the handler cost set to `handler_ns`: the IPI's own entry and
+// return (`ipi_handler`), or the wake list's activation inside
+// irq_enter()/irq_exit() (`ttwu_activate`). `waker_ms`: how long the waker
+// runs before its wakeup; the sleeper must have gone to sleep by then, which
+// takes it a slice of the hog's CPU.
+IpisOnto wake_list_ipis_onto_cpu2(int64_t handler_ns, bool busy, bool irq_time_accounting = false,
+                                  int waker_ms = 10, const std::string& cost = "ipi_handler") {
+  const auto profile = std::filesystem::path(::testing::TempDir()) /
+                       ("schedlab_" + cost + "_" + std::to_string(handler_ns) + ".toml");
   std::ofstream(profile) << "[machine]\nextends = \"haswell-2s8c2t\"\nname = \"ipi\"\ntopology = \"2s2c1t\"\n"
-                         << "[costs]\nipi_handler = { value = " << handler_ns << ", unit = \"ns\", source = \"test\" }\n"
+                         << "[costs]\n" << cost << " = { value = " << handler_ns << ", unit = \"ns\", source = \"test\" }\n"
                          << "cost_jitter_permille = { value = 0, unit = \"permille\", source = \"test\" }\n";
-  TinySim s(profile.string(), "linux-4.0");
+  TinySim s(profile.string(), "linux-4.0", 1, "",
+            {std::string("irq_time_accounting=") + (irq_time_accounting ? "1" : "0")});
   struct Seen final : obs::Observer {
     IpisOnto out;
     void on_ipi(int64_t, int, int target, bool sent) override {
@@ -1426,7 +1433,7 @@ IpisOnto wake_list_ipis_onto_cpu2(int64_t handler_ns, bool busy) {
   bool flag = false;
   s.k.spawn("sleeper", [&](Proc& p) { return pinned_sleeper(p, 2, &wq, &flag); }, 2);
   if (busy) spawn_hogs(s, {"hog"}, 20000000, 1000000, 2, true);
-  s.k.spawn("waker", [&](Proc& p) { return waker(p, &wq, &flag); }, 0);  // the other socket: a wake-list IPI
+  s.k.spawn("waker", [&](Proc& p) { return waker(p, &wq, &flag, waker_ms); }, 0);  // the other socket: a wake-list IPI
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
   EXPECT_EQ(s.k.check_invariants(), "");
   seen.out.ipi_work_ns = s.k.work_by_path()[static_cast<size_t>(kernel::CostPath::Ipi)];
@@ -1470,6 +1477,36 @@ TEST(Kernel, AWakeeThatPreemptsRunsAfterTheHandlerThatWokeIt) {
   // within the microseconds of the switch-in's own work).
   ASSERT_GE(busy.hog_in_at, 0);
   EXPECT_NEAR(busy.hog_run_ns, busy.hog_preempted_at - busy.hog_in_at, kHandlerNs / 20);
+}
+
+// With CONFIG_IRQ_TIME_ACCOUNTING (the irq_time_accounting build option)
+// the handler's work inside scheduler_ipi()'s irq_enter()/irq_exit(), here a
+// wake-list activation of 1 ms, is nobody's: update_rq_clock_task() takes it
+// out of the clock CFS charges on, so the hog's run as CFS counts it falls
+// short of its time on the CPU by that millisecond (and the few
+// microseconds of the ticks' handlers in between), while the switch still
+// waits for it. Without the option the hog pays it. The vector's own entry
+// and return (`ipi_handler`) lie outside irq_enter()/irq_exit(): the hog
+// pays those either way. (The hog's ticks cost it nothing with the option,
+// so it keeps the CPU a tick longer before the sleeper first runs: the
+// waker waits 15 ms, not 10.)
+TEST(Kernel, WithIrqTimeAccountingTheInterruptedTaskDoesNotPayForTheHandler) {
+  constexpr int64_t kHandlerNs = 1000000;
+  for (const bool accounting : {false, true}) {
+    SCOPED_TRACE(accounting ? "irq_time_accounting=1" : "irq_time_accounting=0");
+    const auto busy = wake_list_ipis_onto_cpu2(kHandlerNs, true, accounting, 15, "ttwu_activate");
+    ASSERT_GE(busy.sleeper_woken_at, 0);
+    ASSERT_GE(busy.hog_preempted_at, 0) << "the sleeper did not preempt the hog";
+    EXPECT_GE(busy.hog_preempted_at - busy.sleeper_woken_at, kHandlerNs);
+    EXPECT_LT(busy.hog_preempted_at - busy.sleeper_woken_at, kHandlerNs + 10000);
+    ASSERT_GE(busy.hog_in_at, 0);
+    const int64_t on_cpu = busy.hog_preempted_at - busy.hog_in_at;
+    EXPECT_NEAR(busy.hog_run_ns, accounting ? on_cpu - kHandlerNs : on_cpu, kHandlerNs / 20);
+  }
+  const auto entry = wake_list_ipis_onto_cpu2(kHandlerNs, true, true, 15, "ipi_handler");
+  ASSERT_GE(entry.hog_preempted_at, 0) << "the sleeper did not preempt the hog";
+  ASSERT_GE(entry.hog_in_at, 0);
+  EXPECT_NEAR(entry.hog_run_ns, entry.hog_preempted_at - entry.hog_in_at, kHandlerNs / 20);
 }
 
 // The idle loop's way out (`idle_exit_path`, tick_nohz_idle_exit()) runs

@@ -1760,7 +1760,7 @@ void Cfs::enqueue_task(int cpu, Task* p, int flags) {
     // ttwu_do_wakeup(): sample the idle period for avg_idle.
     Rq& r = rq(cpu);
     if (r.idle_stamp) {
-      const int64_t delta = core_.rq_clock_task(cpu) - r.idle_stamp;  // rq_clock(rq)
+      const int64_t delta = core_.rq_clock(cpu) - r.idle_stamp;
       if (version() >= 313) {
         const int64_t max = 2 * r.max_idle_balance_cost;
         r.avg_idle += (delta - r.avg_idle) / 8;
@@ -3473,7 +3473,7 @@ int Cfs::idle_balance(int this_cpu) {
   int pulled_task = 0;
   int64_t curr_cost = 0;
   auto& chain = core_.domains().of(this_cpu);
-  r.idle_stamp = core_.rq_clock_task(this_cpu);  // rq_clock(this_rq)
+  r.idle_stamp = core_.rq_clock(this_cpu);
   auto update_next_balance = [&](const SchedDomain& sd) {
     next_balance = std::min(next_balance, sd.last_balance + get_sd_balance_interval(sd, false));
   };
