@@ -583,6 +583,7 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         avg.busy_ns_total = avg_i([](const obs::Summary& x) { return x.busy_ns_total; });
         avg.spin_ns_total = avg_i([](const obs::Summary& x) { return x.spin_ns_total; });
         avg.wasted_ns = avg_i([](const obs::Summary& x) { return x.wasted_ns; });
+        avg.irq_time_ns = avg_i([](const obs::Summary& x) { return x.irq_time_ns; });
         avg.ipis_sent = avg_i([](const obs::Summary& x) { return x.ipis_sent; });
         avg.idle_wakes_without_ipi = avg_i([](const obs::Summary& x) { return x.idle_wakes_without_ipi; });
         avg.wakeups_waited_for_switch = avg_i([](const obs::Summary& x) { return x.wakeups_waited_for_switch; });

@@ -394,6 +394,8 @@ void KernelConfig::apply_sysctl(const std::string& assignment) {
   if (name == "pipe_lines" && v > 1) throw std::invalid_argument("pipe_lines must be 0 or 1");
   if (name == "ttwu_lines" && v > 1) throw std::invalid_argument("ttwu_lines must be 0 or 1");
   if (name == "irq_time_accounting" && v > 1) throw std::invalid_argument("irq_time_accounting must be 0 or 1");
+  if (name == "irq_time_accounting" && v == 1 && preset_.policy != PolicyKind::Cfs)
+    throw std::invalid_argument("irq_time_accounting: " + preset_.name + " has no such option (a build option of the CFS era)");
   if (name == "kworker_noise_unbound" && v > 1) throw std::invalid_argument("kworker_noise_unbound must be 0 or 1");
   if (name == "launcher_wakee_flips" && v > 1000000)
     throw std::invalid_argument("launcher_wakee_flips must be at most 1000000");

@@ -1444,15 +1444,26 @@ void Kernel::account_irq_time(int c, WorkCharged before) {
 int64_t Kernel::irq_time_total() const {
   if (!irq_time_accounting_) return -1;
   int64_t sum = 0;
-  for (const auto& k : cpus_) sum += k.irq_time;
+  for (int c = 0; c < nr_cpus(); ++c) sum += irq_time_read(c);
   return sum;
 }
 
-// The CPU's interrupt time up to now: a CPU at work has run its buckets up
-// to its last sync().
-int64_t Kernel::irq_time_read(int c) {
-  sync(c);
-  return cpu(c).irq_time;
+// The CPU's interrupt time up to now: what its buckets ran before its last
+// sync(), and since then, as sync() would consume them (first). It reads
+// without syncing: a sync() rounds the work left, and a remote
+// update_rq_clock() must not move the CPU's timing by it.
+int64_t Kernel::irq_time_read(int c) const {
+  const Cpu& k = cpu(c);
+  if (!k.armed) return k.irq_time;
+  int64_t wall = now_ns() - k.seg_start;
+  int64_t run = 0;
+  for (const int64_t left : {k.irq_spin_left, k.irq_kern_left}) {
+    const int64_t need = (left * 1000 + k.rate - 1) / k.rate;
+    const int64_t used = std::clamp<int64_t>(wall, 0, need);
+    run += used;
+    wall -= used;
+  }
+  return k.irq_time + run;
 }
 
 bool Kernel::clock_skip_active(const Cpu& k) const {
@@ -1884,8 +1895,8 @@ std::string Kernel::check_invariants() const {
     if (k.rq_clock_task + k.prev_irq_time != k.rq_clock)
       err << "cpu" << c << ": rq_clock_task " << k.rq_clock_task << " + irq time taken out " << k.prev_irq_time
           << " != rq_clock " << k.rq_clock << "; ";
-    if (k.prev_irq_time > k.irq_time)
-      err << "cpu" << c << ": irq time taken out " << k.prev_irq_time << " > accounted " << k.irq_time << "; ";
+    if (k.prev_irq_time > irq_time_read(c))
+      err << "cpu" << c << ": irq time taken out " << k.prev_irq_time << " > run " << irq_time_read(c) << "; ";
   }
   for (const Task* t : task_ptrs_) {
     // A wakee being placed is off every queue while its waker, which cannot

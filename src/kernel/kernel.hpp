@@ -285,8 +285,8 @@ class Kernel final : public SchedCore {
     return cpus_[static_cast<size_t>(cpu)].acct;
   }
   [[nodiscard]] int64_t wasted_ns() const { return wasted_ns_; }
-  // With irq_time_accounting: the interrupt time every CPU has run (up to
-  // its last sync()); -1 without the option.
+  // With irq_time_accounting: the interrupt time every CPU has run; -1
+  // without the option.
   [[nodiscard]] int64_t irq_time_total() const;
   // Tasks queued for a CPU (woken or preempted, not yet switched in),
   // integrated over time up to now: with the CPUs' busy time, the time
@@ -469,7 +469,7 @@ class Kernel final : public SchedCore {
   };
   [[nodiscard]] static WorkCharged work_charged(const Cpu& k) { return {k.spin_left, k.kern_left}; }
   void account_irq_time(int c, WorkCharged before);
-  int64_t irq_time_read(int c);
+  [[nodiscard]] int64_t irq_time_read(int c) const;
   void preempt_at_resched_point(int c);
   void start_tick(int c);
   [[nodiscard]] int64_t tick_phase(int c) const;
