@@ -1574,6 +1574,15 @@ void Kernel::spin_for_switch(int waker_cpu, int target_cpu) {
 // on_cpu; its wakers are released all the same and find it running.
 void Kernel::switched_away(int c, Task* prev) {
   if (cpu(prev->cpu).curr != prev) prev->on_cpu = false;
+  if (prev->wake_after_switch_flags >= 0 && !prev->on_cpu) {
+    const int flags = prev->wake_after_switch_flags, waker = prev->wake_after_switch_cpu;
+    prev->wake_after_switch_flags = prev->wake_after_switch_cpu = -1;
+    // After the switch's own bookkeeping, at the same time.
+    events_.schedule(sim::Time(now_ns()), sim::Phase::Control, [this, prev, flags, waker] {
+      this_cpu_ = waker;
+      try_to_wake_up(prev, flags);
+    });
+  }
   std::vector<int> spinners;
   spinners.swap(cpu(c).switch_spinners);
   for (int s : spinners) {
@@ -1588,7 +1597,21 @@ void Kernel::switched_away(int c, Task* prev) {
   }
 }
 
+// A wakeup from kernel context (do_exit()'s of the parent, an hrtimer's)
+// spins like any other on a wakee still switching out (4.0 try_to_wake_up():
+// "while (p->on_cpu) cpu_relax();"): it cannot co_await as a task's
+// wake_up() does, so it runs once the switch is done, from the waker's CPU
+// (switched_away()). Without it such a wakee was placed, and could be
+// moved, while its old CPU had not yet picked, which the group pick cannot
+// survive (its prev then belongs to another CPU's hierarchy).
 int Kernel::try_to_wake_up(Task* p, int wake_flags) {
+  if (wakee_switching_out(p)) {
+    if (p->wake_after_switch_flags < 0) {
+      p->wake_after_switch_flags = wake_flags;
+      p->wake_after_switch_cpu = this_cpu_;
+    }
+    return 1;
+  }
   const int c = ttwu_select(p, wake_flags);
   if (c < 0) return 0;
   ttwu_lock_and_activate(p, c);

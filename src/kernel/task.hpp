@@ -112,6 +112,11 @@ struct Task {
   bool on_cpu = false;  // currently executing
   bool waking = false;  // TASK_WAKING: its CPU chosen, not yet queued
   int waker_cpu = -1;   // the CPU running that try_to_wake_up()
+  // A wakeup from kernel context (a child's exit, an hrtimer) that found
+  // the task still switching out: its flags and CPU, for when the switch is
+  // done (Kernel::try_to_wake_up()); -1: none.
+  int wake_after_switch_flags = -1;
+  int wake_after_switch_cpu = -1;
   bool wake_by_queue = false;  // that wakeup goes through its target's wake list
   bool activation_charged = false;  // its waker paid the lock and ttwu_do_activate() before the enqueue
   // Its waker enqueued it under a busy target's rq->lock, at the start of

@@ -2598,3 +2598,49 @@ TEST(Switch, AWakeupActivatesOnceAndASleepDequeuesOnce) {
   EXPECT_EQ(two_cpus.dequeues, two_cpus.wakeups);
   EXPECT_EQ(two_cpus.wakeups, 100);
 }
+
+// A wakeup from kernel context waits for a wakee still switching out, as
+// every try_to_wake_up() does ("while (p->on_cpu) cpu_relax();", 4.0
+// core.c): here a child's exit (do_notify_parent()) wakes its parent just
+// as the parent blocks in wait4(). The child's exit is swept across the
+// parent's switch-out; no wakeup may place the parent while its old CPU
+// still has it on_cpu, and some must land in that window, deferred to the
+// switch's end (the same nanosecond). Before stop 80 such a wakeup placed
+// and could move the parent at once, which the group pick (autogroup)
+// crashed on.
+TEST(Wakeup, AChildsExitWaitsForItsParentsSwitchOut) {
+  int on_cpu_wakeups = 0, deferred = 0;
+  // The parent blocks about 31 us after the child's exit at d = 0 (the
+  // fork's cost and the child's start on the other CPU): the sweep spans it.
+  for (int64_t d = 26000; d <= 36000; d += 50) {
+    TinySim s("1s2c1t", "linux-4.0", 1, "", {"sched_autogroup_enabled=1"});
+    struct Seen final : obs::Observer {
+      int* on_cpu_wakeups = nullptr;
+      int* deferred = nullptr;
+      int64_t switched_out_at = -1;
+      void on_switch(int64_t t, int, const kernel::Task* prev, obs::PrevState, const kernel::Task*) override {
+        if (prev && prev->comm == "parent") switched_out_at = t;
+      }
+      void on_waking(int64_t t, int, const kernel::Task* p, int) override {
+        if (p->comm != "parent") return;
+        *on_cpu_wakeups += p->on_cpu;
+        *deferred += t == switched_out_at;
+      }
+    } seen;
+    seen.on_cpu_wakeups = &on_cpu_wakeups;
+    seen.deferred = &deferred;
+    s.k.add_observer(&seen);
+    static int64_t child_ns;
+    child_ns = 2000000 + d;
+    static kernel::Program child = [](Proc& p) -> Co<void> { co_await p.user(child_ns); };
+    s.k.spawn("parent", [](Proc& p) -> Co<void> {
+      co_await p.fork("child", child, false);
+      co_await p.user(2000000);
+      co_await p.wait_child();
+    }, 0);
+    ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed) << d;
+    EXPECT_EQ(s.k.check_invariants(), "") << d;
+  }
+  EXPECT_EQ(on_cpu_wakeups, 0);
+  EXPECT_GT(deferred, 0) << "no exit landed in the parent's switch-out: the sweep misses the window";
+}
