@@ -1552,9 +1552,9 @@ void Kernel::ttwu_do_activate(Task* p, int c, int wake_flags) {
 // newidle balance included, and switched to it, so a quick wakeup finds its
 // old CPU idle rather than busy. 2.4 does not wait (its try_to_wake_up()
 // takes runqueue_lock and leaves placement to reschedule_idle()). Wakeups
-// from interrupts (timers) are not made to wait (a timer of a task that
-// blocked within the last microseconds is rare), nor is do_exit()'s wakeup
-// of the parent (Kernel::wake_up()). The wait covers the newidle path to
+// from kernel context (an hrtimer's, do_exit()'s wakeup of the parent) wait
+// too since stop 80, by running when the switch is done
+// (Kernel::try_to_wake_up()). The wait covers the newidle path to
 // idle; on a switch to another task the model makes the switch at once and
 // charges its costs after, so there is no window to wait out there (the
 // placement sees that CPU busy, as the kernel's would after the spin).
@@ -1568,10 +1568,10 @@ void Kernel::spin_for_switch(int waker_cpu, int target_cpu) {
   cpu(target_cpu).switch_spinners.push_back(waker_cpu);
 }
 
-// finish_lock_switch(): prev->on_cpu = 0, which ends the wakers' spins. A
-// prev picked again (woken meanwhile by a path that does not wait, e.g. a
-// timer or do_exit()'s parent wakeup) or already running elsewhere keeps
-// on_cpu; its wakers are released all the same and find it running.
+// finish_lock_switch(): prev->on_cpu = 0, which ends the wakers' spins and
+// runs a kernel-context wakeup that waited for it. A prev picked again or
+// already running elsewhere keeps on_cpu; its wakers are released all the
+// same and find it running.
 void Kernel::switched_away(int c, Task* prev) {
   if (cpu(prev->cpu).curr != prev) prev->on_cpu = false;
   if (prev->wake_after_switch_flags >= 0 && !prev->on_cpu) {
@@ -1603,7 +1603,13 @@ void Kernel::switched_away(int c, Task* prev) {
 // wake_up() does, so it runs once the switch is done, from the waker's CPU
 // (switched_away()). Without it such a wakee was placed, and could be
 // moved, while its old CPU had not yet picked, which the group pick cannot
-// survive (its prev then belongs to another CPU's hierarchy).
+// survive (its prev then belongs to another CPU's hierarchy). (Where it
+// falls short: the kernel's exiting child spins inside do_exit() and is
+// still current; the model's has already switched away, so the deferred
+// wakeup runs with whatever task its CPU runs by then as current:
+// record_wakee() and a sync wake_affine() read that task, and it pays the
+// wakeup's cost, where the child would have paid a spin. An hrtimer's
+// wakeup fires on the wakee's own CPU, where this does not arise.)
 int Kernel::try_to_wake_up(Task* p, int wake_flags) {
   if (wakee_switching_out(p)) {
     if (p->wake_after_switch_flags < 0) {
