@@ -182,6 +182,25 @@ Co<void> Proc::wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags) {
   }
 }
 
+// do_exit() (kernel/exit.c, 4.0) up to exit_notify(): the task drops its mm,
+// files and the rest (exit_base), then do_notify_parent() wakes a parent in
+// wait4(), with __wake_up_sync_key() on 4.0 and wake_up_interruptible() on
+// 2.4. The wakeup runs in the exiting task's context, which is still current
+// and TASK_RUNNING: like any waker's, its try_to_wake_up() spins while the
+// parent is still switching out (Proc::wake_up()), under tasklist_lock with
+// interrupts off, so nothing preempts it before do_task_dead()
+// (Kernel::do_exit()).
+Co<void> Proc::exit_notify() {
+  co_await sys(costs().exit_base, CostPath::Process);
+  // trace_sched_process_exit() comes after exit_mm(), before exit_notify().
+  for (auto* o : kernel_.observers_) o->on_exit(now(), cpu(), task_);
+  Task* parent = task_->parent;
+  if (!parent) co_return;
+  parent->dead_children.insert(task_->pid);
+  if (parent->state != TaskState::Dead)
+    co_await wake_up(child_wait(kernel_, parent), 1, config().preset().version >= 300 ? WF_SYNC : 0);
+}
+
 WaitQueue& child_wait(Kernel& k, Task* t) {
   return *k.child_waits_[static_cast<size_t>(t->pid - 1)];
 }
@@ -580,7 +599,15 @@ void Kernel::advance(int c) {
     t->pending = {Pending::Resume, 0, WorkKind::User};
     t->resume_point.resume();
     t->program.rethrow_if_failed();
-    if (t->program.done()) t->pending = {Pending::Exit, 0, WorkKind::Kernel};
+    if (t->exiting) {
+      t->exit_path.rethrow_if_failed();
+      if (t->exit_path.done()) {
+        do_exit(t);
+        return schedule(c, false);
+      }
+    } else if (t->program.done()) {
+      t->pending = {Pending::Exit, 0, WorkKind::Kernel};
+    }
     switch (t->pending.kind) {
       case Pending::Work:
         if (k.need_resched && at_resched_point(t->pending)) return preempt_at_resched_point(c);
@@ -594,8 +621,11 @@ void Kernel::advance(int c) {
         policy_->yield_task(c);
         return schedule(c, true);
       case Pending::Exit:
-        do_exit(t);
-        return schedule(c, false);
+        // do_exit() runs in the task's context, as a program would.
+        t->exiting = true;
+        t->exit_path = procs_[static_cast<size_t>(t->pid - 1)]->exit_notify();
+        t->resume_point = t->exit_path.handle();
+        continue;
       case Pending::Migrate:
         // stop_one_cpu(migration_cpu_stop): the stopper preempts the task
         // and moves it while it is off the CPU (schedule()). Its wakeup
@@ -609,17 +639,12 @@ void Kernel::advance(int c) {
   }
 }
 
+// do_exit()'s end, after exit_notify() (Proc::exit_notify()): do_task_dead()
+// sets TASK_DEAD and schedules away for good.
 void Kernel::do_exit(Task* p) {
-  charge(p->cpu, jitter(machine_.costs().exit_base), CostPath::Process);
   p->state = TaskState::Dead;
-  if (p->parent) p->parent->dead_children.insert(p->pid);
   if (!p->kthread && --live_tasks_ == 0) events_.stop();  // spawn_on() never counted a kernel thread
-  for (auto* o : observers_) o->on_exit(now_ns(), p->cpu, p);
   policy_->task_dead(p);
-  // do_notify_parent(): 4.0 wakes the parent with __wake_up_sync_key(); 2.4
-  // with wake_up_interruptible().
-  if (p->parent && p->parent->state != TaskState::Dead)
-    wake_up(child_wait(*this, p->parent), 1, config_.preset().version >= 300 ? WF_SYNC : 0);
 }
 
 void Kernel::trace_switch(int c, Task* prev, obs::PrevState st, Task* next) {
@@ -1551,10 +1576,10 @@ void Kernel::ttwu_do_activate(Task* p, int c, int wake_flags) {
 // its runqueue at once but on_cpu until its CPU has picked what runs next,
 // newidle balance included, and switched to it, so a quick wakeup finds its
 // old CPU idle rather than busy. 2.4 does not wait (its try_to_wake_up()
-// takes runqueue_lock and leaves placement to reschedule_idle()). Wakeups
-// from kernel context (an hrtimer's, do_exit()'s wakeup of the parent) wait
-// too since stop 80, by running when the switch is done
-// (Kernel::try_to_wake_up()). The wait covers the newidle path to
+// takes runqueue_lock and leaves placement to reschedule_idle()). A child's
+// exit waits like any task's wakeup since stop 81 (Proc::exit_notify());
+// wakeups from interrupt context (an hrtimer's) wait too, by running when the
+// switch is done (Kernel::try_to_wake_up()). The wait covers the newidle path to
 // idle; on a switch to another task the model makes the switch at once and
 // charges its costs after, so there is no window to wait out there (the
 // placement sees that CPU busy, as the kernel's would after the spin).
@@ -1597,19 +1622,18 @@ void Kernel::switched_away(int c, Task* prev) {
   }
 }
 
-// A wakeup from kernel context (do_exit()'s of the parent, an hrtimer's)
-// spins like any other on a wakee still switching out (4.0 try_to_wake_up():
-// "while (p->on_cpu) cpu_relax();"): it cannot co_await as a task's
-// wake_up() does, so it runs once the switch is done, from the waker's CPU
-// (switched_away()). Without it such a wakee was placed, and could be
-// moved, while its old CPU had not yet picked, which the group pick cannot
-// survive (its prev then belongs to another CPU's hierarchy). (Where it
-// falls short: the kernel's exiting child spins inside do_exit() and is
-// still current; the model's has already switched away, so the deferred
-// wakeup runs with whatever task its CPU runs by then as current:
-// record_wakee() and a sync wake_affine() read that task, and it pays the
-// wakeup's cost, where the child would have paid a spin. An hrtimer's
-// wakeup fires on the wakee's own CPU, where this does not arise.)
+// A wakeup from interrupt context (an hrtimer's) spins like any other on a
+// wakee still switching out (4.0 try_to_wake_up(): "while (p->on_cpu)
+// cpu_relax();"): it cannot co_await as a task's wake_up() does, so it runs
+// once the switch is done, from the waker's CPU (switched_away()). Without
+// it such a wakee would be placed, and could be moved, while its old CPU
+// had not yet picked, which the group pick cannot survive (its prev then
+// belongs to another CPU's hierarchy); a child's exit did that until stop
+// 81 made it a task's wakeup (Proc::exit_notify()). An hrtimer fires on its
+// wakee's own CPU, whose interrupts the kernel keeps off from the switch's
+// lock to finish_lock_switch(), so there the deferral only stands in for
+// the interrupt's own delay; it runs with that CPU's current task of the
+// moment as current.
 int Kernel::try_to_wake_up(Task* p, int wake_flags) {
   if (wakee_switching_out(p)) {
     if (p->wake_after_switch_flags < 0) {
@@ -1813,15 +1837,6 @@ void Kernel::move_queued_task(int c, Task* p, int dest) {
   sched_info_queued(dest, p);
   policy_->enqueue_task(dest, p, 0);
   policy_->check_preempt_curr(dest, p, 0);
-}
-
-void Kernel::wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags) {
-  // __wake_up_common(): wake every non-exclusive waiter and up to
-  // nr_exclusive exclusive ones, in queue order.
-  std::vector<WaitQueue::Waiter> snapshot(wq.waiters.begin(), wq.waiters.end());
-  for (const auto& w : snapshot) {
-    if (try_to_wake_up(w.task, wake_flags) && w.exclusive && --nr_exclusive == 0) break;
-  }
 }
 
 void Kernel::set_task_cpu(Task* p, int new_cpu) {

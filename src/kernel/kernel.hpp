@@ -121,6 +121,9 @@ class Proc {
   // execve() of a new program image (fs/exec.c do_execveat_common()), with
   // sched_exec()'s balancing (2.6+; 2.4 has none).
   Co<void> exec();
+  // do_exit() up to and with exit_notify(), once the program has ended:
+  // the task's teardown and its parent's wakeup, in its own context.
+  Co<void> exit_notify();
   // wait4(-1): reap one exited child, sleeping until there is one.
   Co<Task*> wait_child();
   // sched_setaffinity(0, mask): the calling task's allowed CPUs; it moves
@@ -196,10 +199,9 @@ class Kernel final : public SchedCore {
   // (hrtimer_set_expires_range_ns(); __hrtimer_run_queues() runs every
   // timer whose soft expiry has passed).
   void start_hrtimer(int c, int64_t soft_ns, int64_t hard_ns, Task* p);
-  // Wait queues (kernel/sched/wait.c).
-  void wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags);
   // try_to_wake_up(): select and queue at once, for wakers with no task
-  // context to wait in (timers, do_exit()'s parent wakeup).
+  // context to wait in (an hrtimer's). A task's wakeups go through
+  // Proc::wake_up().
   int try_to_wake_up(Task* p, int wake_flags);
   // Its two halves: up to select_task_rq()/set_task_cpu() (-1 if p was not
   // asleep; charges the waker), and ttwu_queue() onto the chosen CPU.

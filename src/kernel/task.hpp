@@ -112,7 +112,7 @@ struct Task {
   bool on_cpu = false;  // currently executing
   bool waking = false;  // TASK_WAKING: its CPU chosen, not yet queued
   int waker_cpu = -1;   // the CPU running that try_to_wake_up()
-  // A wakeup from kernel context (a child's exit, an hrtimer) that found
+  // A wakeup from interrupt context (an hrtimer's) that found
   // the task still switching out: its flags and CPU, for when the switch is
   // done (Kernel::try_to_wake_up()); -1: none.
   int wake_after_switch_flags = -1;
@@ -131,6 +131,10 @@ struct Task {
 
   std::function<Co<void>(Proc&)> program_fn;
   Co<void> program;
+  // do_exit()'s path up to do_notify_parent(), run in the task's context
+  // once its program has ended (Proc::exit_notify()); empty until then.
+  Co<void> exit_path;
+  bool exiting = false;
   std::coroutine_handle<> resume_point;
   Pending pending;
 

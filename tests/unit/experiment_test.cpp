@@ -882,7 +882,7 @@ TEST(RunOnce, ReceiversCheaperThanTheirSendersPreemptThem) {
 // lock spin and the wakers' waits for a switch-out (messaging and pipe do no
 // user work). Only the window's edges differ: work charged before the start
 // that runs after it (a fork or exec in flight), and work charged at the end
-// that never runs (the last exits, ~25 us each). With placements, IPIs and
+// that never runs (the schedule() after the last exit). With placements, IPIs and
 // balancing on several CPUs, this covers paths the one-CPU test cannot;
 // each of them outweighs the edges, so leaving one out fails here.
 TEST(Experiment, KernelWorkByPathIsTheBusyTimeInTheWindowWithoutSmt) {
@@ -892,7 +892,7 @@ TEST(Experiment, KernelWorkByPathIsTheBusyTimeInTheWindowWithoutSmt) {
     spec.machine = "2s2c1t";
     spec.bench = bench;
     const bool pipe = std::string(bench) == "pipe";
-    spec.bench_args = pipe ? std::vector<std::string>{"-l", "2000"} : std::vector<std::string>{"-g", "1", "-l", "20"};
+    spec.bench_args = pipe ? std::vector<std::string>{"-l", "2000"} : std::vector<std::string>{"-g", "1", "-l", "30"};
     spec.instances = pipe ? 2 : 1;
     const auto r = experiment::run_once(spec);
     const auto& s = r.stats;

@@ -2599,36 +2599,45 @@ TEST(Switch, AWakeupActivatesOnceAndASleepDequeuesOnce) {
   EXPECT_EQ(two_cpus.wakeups, 100);
 }
 
-// A wakeup from kernel context waits for a wakee still switching out, as
-// every try_to_wake_up() does ("while (p->on_cpu) cpu_relax();", 4.0
-// core.c): here a child's exit (do_notify_parent()) wakes its parent just
-// as the parent blocks in wait4(). The child's exit is swept across the
-// parent's switch-out; no wakeup may place the parent while its old CPU
-// still has it on_cpu, and some must land in that window, deferred to the
-// switch's end (the same nanosecond). Before stop 80 such a wakeup placed
-// and could move the parent at once, which the group pick (autogroup)
-// crashed on.
+// A child's exit wakes its parent from the child's own context
+// (do_exit() -> exit_notify() -> do_notify_parent(), 4.0), and that
+// try_to_wake_up() waits for a parent still switching out, as every one
+// does ("while (p->on_cpu) cpu_relax();", 4.0 core.c): here the parent
+// blocks in wait4() just as the child exits. The child's exit is swept
+// across the parent's switch-out; no wakeup may place the parent while its
+// old CPU still has it on_cpu, some must land in that window with the child
+// spinning for it, and every wakeup runs with the exiting child current on
+// the waking CPU (its wakee history, a sync wakeup's view of the waker's
+// CPU). Before stop 80 such a wakeup placed and could move the parent at
+// once, which the group pick (autogroup) crashed on; in stop 80 it ran
+// from the child's CPU after the child had gone.
 TEST(Wakeup, AChildsExitWaitsForItsParentsSwitchOut) {
-  int on_cpu_wakeups = 0, deferred = 0;
-  // The parent blocks about 31 us after the child's exit at d = 0 (the
-  // fork's cost and the child's start on the other CPU): the sweep spans it.
-  for (int64_t d = 26000; d <= 36000; d += 50) {
+  int on_cpu_wakeups = 0, spins = 0, woken_by_other = 0;
+  // The parent blocks about 6 us after the child's exit at d = 0 reaches its
+  // wakeup (the fork's cost, the child's start on the other CPU and
+  // exit_base before do_notify_parent()): the sweep spans it.
+  for (int64_t d = 0; d <= 12000; d += 50) {
     TinySim s("1s2c1t", "linux-4.0", 1, "", {"sched_autogroup_enabled=1"});
     struct Seen final : obs::Observer {
       int* on_cpu_wakeups = nullptr;
-      int* deferred = nullptr;
-      int64_t switched_out_at = -1;
-      void on_switch(int64_t t, int, const kernel::Task* prev, obs::PrevState, const kernel::Task*) override {
-        if (prev && prev->comm == "parent") switched_out_at = t;
+      int* spins = nullptr;
+      int* woken_by_other = nullptr;
+      std::map<int, const kernel::Task*> curr;
+      void on_switch(int64_t, int cpu, const kernel::Task*, obs::PrevState, const kernel::Task* next) override {
+        curr[cpu] = next;
       }
-      void on_waking(int64_t t, int, const kernel::Task* p, int) override {
+      void on_wait_for_switch(int64_t, int cpu, int64_t spun) override {
+        *spins += spun > 0 && curr[cpu] && curr[cpu]->comm == "child";
+      }
+      void on_waking(int64_t, int waker, const kernel::Task* p, int) override {
         if (p->comm != "parent") return;
         *on_cpu_wakeups += p->on_cpu;
-        *deferred += t == switched_out_at;
+        *woken_by_other += !curr[waker] || curr[waker]->comm != "child";
       }
     } seen;
     seen.on_cpu_wakeups = &on_cpu_wakeups;
-    seen.deferred = &deferred;
+    seen.spins = &spins;
+    seen.woken_by_other = &woken_by_other;
     s.k.add_observer(&seen);
     static int64_t child_ns;
     child_ns = 2000000 + d;
@@ -2642,5 +2651,6 @@ TEST(Wakeup, AChildsExitWaitsForItsParentsSwitchOut) {
     EXPECT_EQ(s.k.check_invariants(), "") << d;
   }
   EXPECT_EQ(on_cpu_wakeups, 0);
-  EXPECT_GT(deferred, 0) << "no exit landed in the parent's switch-out: the sweep misses the window";
+  EXPECT_EQ(woken_by_other, 0);
+  EXPECT_GT(spins, 0) << "no exit landed in the parent's switch-out: the sweep misses the window";
 }

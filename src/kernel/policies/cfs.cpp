@@ -2095,9 +2095,10 @@ void Cfs::record_wakee(Task* p) {
   // Woken from an interrupt taken on an idle CPU. The kernel's current is
   // then the idle task, whose flips count like any waker's; the model keeps
   // none, because its interrupt wakeups (hrtimers) fire on the wakee's own
-  // CPU, where select_task_rq_fair() never consults wake_affine(). (A
-  // kernel-context wakeup deferred to its wakee's switch-out runs with the
-  // waker CPU's current task of that moment: Kernel::try_to_wake_up().)
+  // CPU, where select_task_rq_fair() never consults wake_affine(). (An
+  // hrtimer's wakeup deferred to its wakee's switch-out runs with that
+  // CPU's current task of the moment: Kernel::try_to_wake_up(). A child's
+  // exit wakes its parent from the child's own context, as current.)
   if (!current) return;
   const int64_t jiffies = core_.jiffies();
   if (jiffies > current->wakee_flip_decay_ts + core_.config().hz()) {
