@@ -182,16 +182,19 @@ Co<void> Proc::wake_up(WaitQueue& wq, int nr_exclusive, int wake_flags) {
   }
 }
 
-// do_exit() (kernel/exit.c, 4.0) up to exit_notify(): the task drops its mm,
-// files and the rest (exit_base), then do_notify_parent() wakes a parent in
-// wait4(), with __wake_up_sync_key() on 4.0 and wake_up_interruptible() on
-// 2.4. The wakeup runs in the exiting task's context, which is still current
-// and TASK_RUNNING: like any waker's, its try_to_wake_up() spins while the
-// parent is still switching out (Proc::wake_up()), under tasklist_lock with
-// interrupts off, so nothing preempts it before do_task_dead()
-// (Kernel::do_exit()).
+// exit_group() -> do_exit() (kernel/exit.c, 4.0) up to exit_notify(): the
+// task drops its mm, files and the rest (exit_base), then do_notify_parent()
+// wakes a parent in wait4(), with __wake_up_sync_key() on 4.0 and
+// wake_up_interruptible() on 2.4. The wakeup runs in the exiting task's
+// context, which is still current and TASK_RUNNING: like any waker's, its
+// try_to_wake_up() spins while the parent is still switching out
+// (Proc::wake_up()). A need_resched left by the program's last system call
+// is honoured at its return, before exit_group() (the syscall primitive);
+// after exit_notify() nothing preempts the task (CONFIG_PREEMPT_VOLUNTARY
+// has no preemption point there) before do_exit()'s "tsk->state =
+// TASK_DEAD; schedule();" (Kernel::do_exit()).
 Co<void> Proc::exit_notify() {
-  co_await sys(costs().exit_base, CostPath::Process);
+  co_await syscall(costs().exit_base, CostPath::Process);
   // trace_sched_process_exit() comes after exit_mm(), before exit_notify().
   for (auto* o : kernel_.observers_) o->on_exit(now(), cpu(), task_);
   Task* parent = task_->parent;
@@ -639,8 +642,8 @@ void Kernel::advance(int c) {
   }
 }
 
-// do_exit()'s end, after exit_notify() (Proc::exit_notify()): do_task_dead()
-// sets TASK_DEAD and schedules away for good.
+// do_exit()'s end, after exit_notify() (Proc::exit_notify()): 4.0 sets
+// TASK_DEAD and schedules away for good (do_task_dead() from 4.9).
 void Kernel::do_exit(Task* p) {
   p->state = TaskState::Dead;
   if (!p->kthread && --live_tasks_ == 0) events_.stop();  // spawn_on() never counted a kernel thread
@@ -1594,7 +1597,7 @@ void Kernel::spin_for_switch(int waker_cpu, int target_cpu) {
 }
 
 // finish_lock_switch(): prev->on_cpu = 0, which ends the wakers' spins and
-// runs a kernel-context wakeup that waited for it. A prev picked again or
+// runs an interrupt-context wakeup (an hrtimer's) that waited for it. A prev picked again or
 // already running elsewhere keeps on_cpu; its wakers are released all the
 // same and find it running.
 void Kernel::switched_away(int c, Task* prev) {

@@ -2615,26 +2615,24 @@ TEST(Wakeup, AChildsExitWaitsForItsParentsSwitchOut) {
   int on_cpu_wakeups = 0, spins = 0, woken_by_other = 0;
   // The parent blocks about 6 us after the child's exit at d = 0 reaches its
   // wakeup (the fork's cost, the child's start on the other CPU and
-  // exit_base before do_notify_parent()): the sweep spans it.
-  for (int64_t d = 0; d <= 12000; d += 50) {
+  // exit_base before do_notify_parent()); the sweep spans that and the
+  // window stop 80's timing had, 25 us later.
+  for (int64_t d = 0; d <= 40000; d += 50) {
     TinySim s("1s2c1t", "linux-4.0", 1, "", {"sched_autogroup_enabled=1"});
     struct Seen final : obs::Observer {
+      const kernel::Kernel* k = nullptr;
       int* on_cpu_wakeups = nullptr;
       int* spins = nullptr;
       int* woken_by_other = nullptr;
-      std::map<int, const kernel::Task*> curr;
-      void on_switch(int64_t, int cpu, const kernel::Task*, obs::PrevState, const kernel::Task* next) override {
-        curr[cpu] = next;
-      }
-      void on_wait_for_switch(int64_t, int cpu, int64_t spun) override {
-        *spins += spun > 0 && curr[cpu] && curr[cpu]->comm == "child";
-      }
+      bool is_child(int cpu) const { return k->curr(cpu) && k->curr(cpu)->comm == "child"; }
+      void on_wait_for_switch(int64_t, int cpu, int64_t spun) override { *spins += spun > 0 && is_child(cpu); }
       void on_waking(int64_t, int waker, const kernel::Task* p, int) override {
         if (p->comm != "parent") return;
         *on_cpu_wakeups += p->on_cpu;
-        *woken_by_other += !curr[waker] || curr[waker]->comm != "child";
+        *woken_by_other += !is_child(waker);
       }
     } seen;
+    seen.k = &s.k;
     seen.on_cpu_wakeups = &on_cpu_wakeups;
     seen.spins = &spins;
     seen.woken_by_other = &woken_by_other;
