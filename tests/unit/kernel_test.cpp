@@ -2652,3 +2652,48 @@ TEST(Wakeup, AChildsExitWaitsForItsParentsSwitchOut) {
   EXPECT_EQ(woken_by_other, 0);
   EXPECT_GT(spins, 0) << "no exit landed in the parent's switch-out: the sweep misses the window";
 }
+
+// An hrtimer's wakeup comes from interrupt context, with no task to spin
+// in: when it finds its wakee still switching out (the newidle path of the
+// schedule() the sleep began), it runs once that switch is done
+// (Kernel::try_to_wake_up(), switched_away()). The kernel keeps that CPU's
+// interrupts off from the switch's lock to finish_lock_switch(), so the
+// wakeup cannot come earlier there either. A zero-length nanosleep() is
+// due at once but may wait for its slack (50 us) unless an interrupt comes
+// first: here the tick at 1 ms, which a sweep of the work before the sleep
+// moves across the switch-out. No wakeup may place the sleeper while it is
+// on_cpu, and some must land in the window, deferred to the switch's end
+// (the rest fire at the slack's end, on the idle CPU).
+TEST(Wakeup, AnHrtimersWakeupWaitsForItsWakeesSwitchOut) {
+  int on_cpu_wakeups = 0, deferred = 0;
+  for (int64_t ns = 1010000; ns <= 1020000; ns += 25) {
+    TinySim s("1s2c1t", "linux-4.0");
+    struct Seen final : obs::Observer {
+      int* on_cpu_wakeups = nullptr;
+      int* deferred = nullptr;
+      int64_t switched_out_at = -1;
+      void on_switch(int64_t t, int, const kernel::Task* prev, obs::PrevState st, const kernel::Task*) override {
+        if (prev && prev->comm == "sleeper" && st == obs::PrevState::Sleeping) switched_out_at = t;
+      }
+      void on_waking(int64_t t, int, const kernel::Task* p, int) override {
+        if (p->comm != "sleeper") return;
+        *on_cpu_wakeups += p->on_cpu;
+        *deferred += t == switched_out_at;
+      }
+    } seen;
+    seen.on_cpu_wakeups = &on_cpu_wakeups;
+    seen.deferred = &deferred;
+    s.k.add_observer(&seen);
+    static int64_t work_ns;
+    work_ns = ns;
+    s.k.spawn("sleeper", [](Proc& p) -> Co<void> {
+      co_await p.user(work_ns);
+      co_await p.nanosleep(0);
+      co_await p.user(100000);
+    }, 0);
+    ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed) << ns;
+    EXPECT_EQ(s.k.check_invariants(), "") << ns;
+  }
+  EXPECT_EQ(on_cpu_wakeups, 0);
+  EXPECT_GT(deferred, 0) << "no timer fired in the sleeper's switch-out: the sweep misses the window";
+}
