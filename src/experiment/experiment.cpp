@@ -126,20 +126,33 @@ const OffCpuMetric OFF_CPU_METRICS[] = {
     {"off_cpu_wait_avg:", "ms", [](const obs::OffCpuTimes& o) { return per_episode_ms(o.wait_ns, o.count); }},
     {"off_cpu_delay_avg:", "ms", [](const obs::OffCpuTimes& o) { return per_episode_ms(o.delay_ns, o.count); }},
 };
-// A role's share of the time on a CPU of all roles' tasks, in percent:
-// "cpu_time_share:<role>" (e.g. "cpu_time_share:receiver"); 0 for a role no
-// task has. The split the fair class charges vruntime from.
-constexpr const char* kRoleSharePrefix = "cpu_time_share:";
-bool is_role_share_metric(const std::string& name) {
-  const std::string prefix = kRoleSharePrefix;
-  return name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0;
+// A role's share of the time on a CPU of all roles' tasks, in percent, by
+// either ledger of obs::RoleTimes: "cpu_time_share:<role>" splits each
+// switch at its sched_switch, as a profile's stacks do;
+// "exec_runtime_share:<role>" is what the fair class charged (the growth of
+// se.sum_exec_runtime, the split vruntime follows and /proc/PID/sched and
+// tools/probes/messaging-roles.sh read). 0 for a role no task has.
+struct RoleShareMetric {
+  const char* prefix;
+  int64_t obs::RoleTimes::*ledger;
+};
+constexpr RoleShareMetric ROLE_SHARE_METRICS[] = {
+    {"cpu_time_share:", &obs::RoleTimes::run_ns},
+    {"exec_runtime_share:", &obs::RoleTimes::exec_ns},
+};
+const RoleShareMetric* role_share_metric(const std::string& name) {
+  for (const auto& m : ROLE_SHARE_METRICS) {
+    const std::string prefix = m.prefix;
+    if (name.size() > prefix.size() && name.compare(0, prefix.size(), prefix) == 0) return &m;
+  }
+  return nullptr;
 }
-double role_share_percent(const obs::Summary& s, const std::string& role) {
+double role_share_percent(const obs::Summary& s, const RoleShareMetric& m, const std::string& role) {
   int64_t total = 0;
-  for (const auto& [r, t] : s.cpu_time_by_role) total += t.run_ns;
+  for (const auto& [r, t] : s.cpu_time_by_role) total += t.*m.ledger;
   const auto it = s.cpu_time_by_role.find(role);
   return total > 0 && it != s.cpu_time_by_role.end()
-             ? 100.0 * static_cast<double>(it->second.run_ns) / static_cast<double>(total)
+             ? 100.0 * static_cast<double>(it->second.*m.ledger) / static_cast<double>(total)
              : 0.0;
 }
 const OffCpuMetric* off_cpu_metric(const std::string& name) {
@@ -155,14 +168,14 @@ std::vector<std::string> stat_metric_names() {
   std::vector<std::string> v;
   for (const auto& m : STAT_METRICS) v.emplace_back(m.name);
   for (const auto& m : OFF_CPU_METRICS) v.emplace_back(std::string(m.prefix) + "<wchan>");
-  v.emplace_back(std::string(kRoleSharePrefix) + "<role>");
+  for (const auto& m : ROLE_SHARE_METRICS) v.emplace_back(std::string(m.prefix) + "<role>");
   return v;
 }
 
 bool is_stat_metric(const std::string& name) {
   for (const auto& m : STAT_METRICS)
     if (name == m.name) return true;
-  return off_cpu_metric(name) != nullptr || is_role_share_metric(name);
+  return off_cpu_metric(name) != nullptr || role_share_metric(name) != nullptr;
 }
 
 std::vector<workload::Metric> stat_metrics_of(const obs::Summary& s, const std::vector<std::string>& names) {
@@ -174,8 +187,8 @@ std::vector<workload::Metric> stat_metrics_of(const obs::Summary& s, const std::
       const auto it = s.off_cpu.find(n.substr(std::string(m->prefix).size()));
       out.push_back({n, m->unit, false, m->value(it == s.off_cpu.end() ? obs::OffCpuTimes{} : it->second)});
     }
-    if (is_role_share_metric(n))
-      out.push_back({n, "%", false, role_share_percent(s, n.substr(std::string(kRoleSharePrefix).size()))});
+    if (const auto* m = role_share_metric(n))
+      out.push_back({n, "%", false, role_share_percent(s, *m, n.substr(std::string(m->prefix).size()))});
   }
   return out;
 }
@@ -532,6 +545,7 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
           r.preempted = avg_i([&](const obs::Summary& x) { return get(x).preempted; });
           r.arrivals = avg_i([&](const obs::Summary& x) { return get(x).arrivals; });
           r.wait_ns = avg_i([&](const obs::Summary& x) { return get(x).wait_ns; });
+          r.exec_ns = avg_i([&](const obs::Summary& x) { return get(x).exec_ns; });
         }
         // The same for the wakeup checks: lead_ns / checks stays the pooled
         // mean, and the lead's quantiles come from the pooled bins. A pair
@@ -881,7 +895,8 @@ nlohmann::json summary_json(const obs::Summary& s) {
                    {"sleeps", r.sleeps},
                    {"preempted", r.preempted},
                    {"arrivals", r.arrivals},
-                   {"wait_ms", static_cast<double>(r.wait_ns) / 1e6}};
+                   {"wait_ms", static_cast<double>(r.wait_ns) / 1e6},
+                   {"exec_runtime_ms", static_cast<double>(r.exec_ns) / 1e6}};
   j["cpu_time_by_role"] = roles;
   nlohmann::json checks = nlohmann::json::array();
   for (const auto& [pair, t] : s.wakeup_checks)

@@ -176,6 +176,13 @@ void StatsCollector::reset(kernel::Kernel& k) {
   queued_total_ns_ = 0;
   runs_ = 0;
   t_reset_ = k.now_ns();
+  exec_at_reset_.clear();
+  for (const kernel::Task* t : k.all_tasks()) {
+    if (!t || t->pid < 0) continue;
+    const auto pid = static_cast<size_t>(t->pid);
+    if (exec_at_reset_.size() <= pid) exec_at_reset_.resize(pid + 1, 0);
+    exec_at_reset_[pid] = t->se.sum_exec_runtime;
+  }
   idle_at_reset_.clear();
   busy_at_reset_.clear();
   spin_at_reset_.clear();
@@ -262,6 +269,14 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     m.arrivals += r.arrivals;
     m.wait_ns += r.wait_ns;
   }
+  // What the fair class charged each role in the window, as of each task's
+  // last update_curr() (as /proc/PID/sched reads it).
+  for (const kernel::Task* t : k.all_tasks()) {
+    if (!t || !t->role || t->pid < 0) continue;
+    const auto pid = static_cast<size_t>(t->pid);
+    const int64_t at_reset = pid < exec_at_reset_.size() ? exec_at_reset_[pid] : 0;
+    if (t->se.sum_exec_runtime > at_reset) s.cpu_time_by_role[t->role].exec_ns += t->se.sum_exec_runtime - at_reset;
+  }
   // Runs still under way count up to now, as the window closes on them. A
   // CPU in the middle of its schedule() path has no curr, so a run it is
   // ending is left out; messaging closes its window after its workers exit.
@@ -341,10 +356,15 @@ std::string format_summary(const Summary& s) {
     }
   }
   if (!s.cpu_time_by_role.empty()) {
-    int64_t total = 0;
-    for (const auto& [role, r] : s.cpu_time_by_role) total += r.run_ns;
+    int64_t total = 0, total_exec = 0;
+    for (const auto& [role, r] : s.cpu_time_by_role) {
+      total += r.run_ns;
+      total_exec += r.exec_ns;
+    }
     o << "  time on a CPU by role  ms, share, then how its runs ended: asleep (voluntary) or preempted, and per"
-         " arrival on a CPU its run and its wait before it (us; /proc/PID/sched's wait_sum/wait_count)\n";
+         " arrival on a CPU its run and its wait before it (us; /proc/PID/sched's wait_sum/wait_count)";
+    if (total_exec > 0) o << "; then what the fair class charged it (ms, share: se.sum_exec_runtime, whose switch is the arriving task's)";
+    o << "\n";
     for (const auto& [role, r] : s.cpu_time_by_role) {
       // A role whose runs all began before the window has no arrival to divide by.
       char per_arrival[64] = "  run         -  wait         -";
@@ -353,10 +373,14 @@ std::string format_summary(const Summary& s) {
         std::snprintf(per_arrival, sizeof per_arrival, "  run %9.1f  wait %9.1f",
                       static_cast<double>(r.run_ns) / arrivals / 1e3, static_cast<double>(r.wait_ns) / arrivals / 1e3);
       }
-      std::snprintf(buf, sizeof buf, "    %-24s %10.3f  %5.1f%%  asleep %10lld  preempted %10lld%s\n", role.c_str(),
+      char charged[64] = "";
+      if (total_exec > 0)
+        std::snprintf(charged, sizeof charged, "  charged %10.3f  %5.1f%%", static_cast<double>(r.exec_ns) / 1e6,
+                      100.0 * static_cast<double>(r.exec_ns) / static_cast<double>(total_exec));
+      std::snprintf(buf, sizeof buf, "    %-24s %10.3f  %5.1f%%  asleep %10lld  preempted %10lld%s%s\n", role.c_str(),
                     static_cast<double>(r.run_ns) / 1e6,
                     total > 0 ? 100.0 * static_cast<double>(r.run_ns) / static_cast<double>(total) : 0.0,
-                    static_cast<long long>(r.sleeps), static_cast<long long>(r.preempted), per_arrival);
+                    static_cast<long long>(r.sleeps), static_cast<long long>(r.preempted), per_arrival, charged);
       o << buf;
     }
   }

@@ -36,17 +36,28 @@ struct OffCpuTimes {
 // Time on a CPU by the tasks of one role (kernel::Task::role), from each
 // switch-in to the switch-out that ends it, clipped to the window, and how
 // those runs ended: asleep (voluntary, /proc's nvcsw) or preempted
-// (nivcsw). The split between roles is what the fair class charges their
-// vruntimes from (sum_exec_runtime, at nice 0); tools/probes/messaging-roles.bt
-// reads the same ledger on a real kernel. `arrivals` and `wait_ns` are the
+// (nivcsw). `arrivals` and `wait_ns` are the
 // role's switch-ins and its time on a runqueue before them, read on
 // rq->clock as schedstat's wait_sum/wait_count are (/proc/PID/sched, which
 // tools/guest/analyze.py reads): run_ns / arrivals is how long the role
 // holds a CPU once it gets one, wait_ns / arrivals how long it queues first.
+//
+// Two ledgers. `run_ns` splits a switch at its sched_switch: what schedule()
+// does before it goes to the task leaving, the rest to the task arriving, as
+// a profile's stacks split it. `exec_ns` is what the fair class charged the
+// role's tasks in the window (the growth of se.sum_exec_runtime, from which
+// vruntime grows at nice 0): update_curr() reads rq->clock, which
+// __schedule() takes before it dequeues a sleeper, and set_next_entity()
+// starts the next task's run on that clock, so the whole switch is charged
+// to the task arriving (4.0 kernel/sched/core.c __schedule(), fair.c
+// update_curr()). It is the ledger /proc/PID/sched and
+// tools/probes/messaging-roles.bt read on a real kernel, and the one CFS's
+// regime turns on; 0 under a class that keeps none (2.4).
 struct RoleTimes {
   int64_t run_ns = 0;
   int64_t sleeps = 0, preempted = 0;
   int64_t arrivals = 0, wait_ns = 0;
+  int64_t exec_ns = 0;
 };
 
 struct Summary {
@@ -170,6 +181,8 @@ class StatsCollector final : public Observer {
   // The wait on a runqueue before each task's run under way (rq->clock), by
   // pid; -1 once counted.
   std::vector<int64_t> arrival_wait_;
+  // se.sum_exec_runtime of each task (by pid) when the window opened.
+  std::vector<int64_t> exec_at_reset_;
   void count_arrival(RoleTimes& r, size_t pid);
   std::unordered_map<const char*, RoleTimes> by_role_ptr_;
   void close_run(const kernel::Task* p, int64_t t, PrevState st);

@@ -268,6 +268,61 @@ TEST(StatsCollector, TimeOnACpuByRoleIsEachRolesRunsBetweenItsSwitches) {
   EXPECT_TRUE(napper_alone().cpu_time_by_role.empty());
 }
 
+// The two ledgers of obs::RoleTimes. `run_ns` splits a switch at its
+// sched_switch; `exec_ns` is what update_curr() charged (se.sum_exec_runtime),
+// on rq->clock. They part where 4.0 skips a clock update: a wakeup that
+// preempts sets rq->skip_clock_update (check_preempt_curr()), so the
+// preempted task's tail up to the switch (the rest of the interrupt that
+// woke the wakee, its return, schedule()) is charged to the wakee. Two hogs
+// and the napper pinned to one CPU of the emulated machine's profile, whose
+// switch is dear: without wakeup preemption the napper waits for a hog's
+// slice and both ledgers give it the same time; with it each of its 20
+// wakeups preempts a hog, and the fair class moves that tail, at least the
+// switch's schedule_base, from the hog to the napper. Either way the two
+// ledgers share out the same busy time (up to the last exit's schedule(),
+// which the fair class charges to no task).
+namespace {
+struct TwoLedgers {
+  obs::RoleTimes hogs, nap;
+};
+TwoLedgers hogs_and_napper_on_cpu0(const std::string& features) {
+  TinySim s("qemu-tcg-2s1c", "linux-4.0", 1, features);
+  obs::StatsCollector stats(s.k.domains().level_names());
+  s.k.add_observer(&stats);
+  hw::CpuMask cpu0;
+  cpu0.set(0);
+  for (int i = 0; i < 2; ++i)
+    s.k.spawn("hog", [cpu0](kernel::Proc& p) -> kernel::Co<void> {
+      p.task()->role = "hog";
+      co_await p.sched_setaffinity(cpu0);
+      co_await hog(p, 60000000, 1000000);
+    }, 0);
+  s.k.spawn("napper", [cpu0](kernel::Proc& p) -> kernel::Co<void> {
+    p.task()->role = "napper";
+    co_await p.sched_setaffinity(cpu0);
+    co_await napper(p);
+  }, 0);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  const auto summary = stats.summarize(s.k);
+  return {summary.cpu_time_by_role.at("hog"), summary.cpu_time_by_role.at("napper")};
+}
+}  // namespace
+
+TEST(StatsCollector, TheFairClassGivesAPreemptedTasksTailToItsWakee) {
+  const auto queued = hogs_and_napper_on_cpu0("NO_WAKEUP_PREEMPTION");
+  EXPECT_EQ(queued.nap.exec_ns, queued.nap.run_ns);
+  EXPECT_NEAR(static_cast<double>(queued.hogs.exec_ns), static_cast<double>(queued.hogs.run_ns), 50000);
+
+  const auto preempting = hogs_and_napper_on_cpu0("");
+  EXPECT_EQ(preempting.nap.preempted, 0);
+  const int64_t moved = preempting.nap.exec_ns - preempting.nap.run_ns;
+  EXPECT_GT(moved, 20 * hw::load_machine("qemu-tcg-2s1c").costs.schedule_base);
+  EXPECT_NEAR(static_cast<double>(preempting.hogs.run_ns - preempting.hogs.exec_ns), static_cast<double>(moved),
+              50000);
+  EXPECT_NEAR(static_cast<double>(preempting.hogs.exec_ns + preempting.nap.exec_ns),
+              static_cast<double>(preempting.hogs.run_ns + preempting.nap.run_ns), 50000);
+}
+
 namespace {
 int64_t work_of(const obs::Summary& s, const std::string& path) {
   for (const auto& [p, ns] : s.work_by_path)
