@@ -49,8 +49,11 @@ struct OffCpuTimes {
 // vruntime grows at nice 0): update_curr() reads rq->clock, which
 // __schedule() takes before it dequeues a sleeper, and set_next_entity()
 // starts the next task's run on that clock, so the whole switch is charged
-// to the task arriving (4.0 kernel/sched/core.c __schedule(), fair.c
-// update_curr()). It is the ledger /proc/PID/sched and
+// to the task arriving, and a wakeup that preempts (or wakes an idle CPU)
+// skips the next update, so the wakee is charged from its enqueue: the
+// preempted task's tail, or the idle exit (4.0 kernel/sched/core.c
+// check_preempt_curr(), __schedule(); fair.c update_curr()). So the sum over
+// roles can exceed the first ledger's on a machine that idles. It is the ledger /proc/PID/sched and
 // tools/probes/messaging-roles.bt read on a real kernel, and the one CFS's
 // regime turns on; 0 under a class that keeps none (2.4).
 struct RoleTimes {

@@ -171,6 +171,14 @@ TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
       r.out, std::regex(R"(\n    unix_stream_recvmsg <- [a-z_-]+ +[1-9]\d*  preempted +\d+\.\d%  lead avg +-?\d+\.\d{3})"
                         R"(  p10 +-?\d+\.\d{3} p50 +-?\d+\.\d{3} p90 +-?\d+\.\d{3}\n)")))
       << r.out;
+  // The roles' two ledgers: each switch split at its sched_switch, then what
+  // the fair class charged (se.sum_exec_runtime); each sums to 100%.
+  for (const char* role : {"receiver", "sender"})
+    EXPECT_TRUE(std::regex_search(
+        r.out, std::regex(std::string(R"(\n    )") + role +
+                          R"( +\d+\.\d{3} +\d+\.\d%  asleep +\d+  preempted +\d+  run +\d+\.\d  wait +\d+\.\d)"
+                          R"(  charged +[1-9]\d*\.\d{3} +\d+\.\d%\n)")))
+        << role << r.out;
   // Kernel work by path: a multi-CPU run pays for switches, placements and IPIs.
   EXPECT_TRUE(std::regex_search(
       r.out, std::regex(R"(\n  kernel work \(ms\) +syscalls \d+\.\d{3} .*context_switch (?!0\.000 )\d+\.\d{3} .*placement (?!0\.000 )\d+\.\d{3} .*ipi (?!0\.000 )\d+\.\d{3} )")))
@@ -190,6 +198,11 @@ TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
   EXPECT_EQ(no_working_set.code, 0) << no_working_set.err;
   EXPECT_TRUE(std::regex_search(no_working_set.out, std::regex(R"(\n  refilled lines +0 +\(0 from beyond the LLC\)\n)")));
   EXPECT_TRUE(std::regex_search(no_working_set.out, std::regex(R"( cache_refill 0\.000 )")));
+  // 2.4's scheduler keeps no sum_exec_runtime: the role block has no "charged" column.
+  auto old = run("perf bench sched messaging -g 1 -l 10 --machine p4xeon-4way --kernel linux-2.4.19");
+  EXPECT_EQ(old.code, 0) << old.err;
+  EXPECT_TRUE(std::regex_search(old.out, std::regex(R"(\n    receiver +\d+\.\d{3} +\d+\.\d%  asleep +\d+  preempted +\d+  run +\d+\.\d  wait +\d+\.\d\n)")))
+      << old.out;
   auto grouped = run("perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --sysctl sched_autogroup_enabled=1");
   EXPECT_EQ(grouped.code, 0) << grouped.err;
   EXPECT_TRUE(std::regex_search(grouped.out, std::regex(R"(\n  load_view_inversions_if_no_blocked +\d+\n)")));
