@@ -164,6 +164,9 @@ int cmd_bench(int argc, char** argv) {
                  "/sys/kernel/debug/sched_features (repeatable)");
   app.add_option("--seed", spec.seed, "master seed");
   app.add_option("--trace", spec.trace_path, "write an ftrace-text trace to FILE");
+  app.add_flag("--trace-stat-runtime", spec.trace_stat_runtime,
+               "with --trace: also sched_stat_runtime at each update_curr() of the fair class (a line per "
+               "scheduler event: large)");
   int64_t interval_ms = 0;
   app.add_option("-I,--interval-ms", interval_ms,
                  "print counters every MS of simulated time to stderr, as perf stat -I")
@@ -342,7 +345,7 @@ void usage() {
                "  schedlab schbench [-m N] [-t N] [-r S] [-s US] [-c US] [options]\n"
                "  schedlab unix_lat|pipe_lat [-s SIZE] [-c COUNT] [-a CPU] [-b CPU] [-t] [options]   (ipc-bench)\n"
                "      options: --machine M --kernel K --features A,NO_B --sysctl k=v --seed N\n"
-               "               --json --quiet --trace FILE --interval-ms MS --instances N\n"
+               "               --json --quiet --trace FILE [--trace-stat-runtime] --interval-ms MS --instances N\n"
                "               --start-layout A/B --unpin-after-ms MS --features-at MS:A,NO_B\n"
                "  schedlab run experiments/<name>.toml [--json] [--jobs N] [--repeats N] [--sysctl NAME=VALUE]\n"
                "                                      [--features A,NO_B] [--machine M] [--workload NAME]\n"

@@ -57,7 +57,7 @@ RunOutcome run_once(const RunSpec& spec) {
   k.add_observer(&stats);
   std::unique_ptr<obs::FtraceWriter> trace;
   if (!spec.trace_path.empty()) {
-    trace = std::make_unique<obs::FtraceWriter>(machine.nr_cpus());
+    trace = std::make_unique<obs::FtraceWriter>(machine.nr_cpus(), spec.trace_stat_runtime);
     k.add_observer(trace.get());
   }
   std::unique_ptr<obs::IntervalStats> interval;

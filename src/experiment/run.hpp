@@ -29,6 +29,7 @@ struct RunSpec {
   std::string start_layout;  // workload::StartLayout::parse()
   int64_t unpin_after_ms = 10;
   std::string trace_path;
+  bool trace_stat_runtime = false;  // the trace also gets sched_stat_runtime
   // Counters per interval (`perf stat -I`), written to interval_out.
   int64_t interval_ns = 0;
   std::ostream* interval_out = nullptr;

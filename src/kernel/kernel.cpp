@@ -1862,6 +1862,10 @@ void Kernel::note_wake_affine(bool affine) {
   for (auto* o : observers_) o->on_wake_affine(affine);
 }
 
+void Kernel::note_stat_runtime(int c, const Task* p, int64_t runtime_ns, uint64_t vruntime) {
+  for (auto* o : runtime_observers_) o->on_stat_runtime(now_ns(), c, p, runtime_ns, vruntime);
+}
+
 // ---- the run loop ----
 
 RunResult Kernel::run(int64_t time_limit_ns, uint64_t event_limit) {

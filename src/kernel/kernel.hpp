@@ -173,7 +173,10 @@ class Kernel final : public SchedCore {
   Kernel(const Kernel&) = delete;
   Kernel& operator=(const Kernel&) = delete;
 
-  void add_observer(obs::Observer* o) { observers_.push_back(o); }
+  void add_observer(obs::Observer* o) {
+    observers_.push_back(o);
+    if (o->wants_stat_runtime()) runtime_observers_.push_back(o);
+  }
   // Called whenever simulated time moves forward, before the events at the
   // new time run (sim::EventQueue::set_advance_listener()).
   void set_time_listener(std::function<void(int64_t)> listener) {
@@ -254,6 +257,7 @@ class Kernel final : public SchedCore {
   void note_balance(int cpu, int level, CpuIdleType idle, bool success, int moved,
                     int64_t cost_ns) override;
   void note_wake_affine(bool affine) override;
+  void note_stat_runtime(int cpu, const Task* p, int64_t runtime_ns, uint64_t vruntime) override;
   bool kick_idle_balance(int cpu) override;
   void sched_info_dequeued(int cpu, Task* p) override;
   void sched_info_queued(int cpu, Task* p) override;
@@ -503,6 +507,7 @@ class Kernel final : public SchedCore {
   SharedLines shared_lines_;
   std::vector<std::unique_ptr<WaitQueue>> child_waits_;  // per task, wait_chldexit
   std::vector<obs::Observer*> observers_;
+  std::vector<obs::Observer*> runtime_observers_;  // those that want_stat_runtime()
   int this_cpu_ = 0;
   bool booted_ = false;
   bool ttwu_lines_ = false;  // --sysctl ttwu_lines=1 (kernel/sched_lines.hpp)

@@ -122,6 +122,8 @@ class SchedCore {
   virtual void note_balance(int cpu, int level, CpuIdleType idle, bool success, int moved,
                             int64_t cost_ns) = 0;
   virtual void note_wake_affine(bool affine) = 0;
+  // trace_sched_stat_runtime() in update_curr(), for a task entity.
+  virtual void note_stat_runtime(int cpu, const Task* p, int64_t runtime_ns, uint64_t vruntime) = 0;
   // Kick an idle CPU (IPI) to run nohz_idle_balance() on behalf of idle CPUs;
   // false (no IPI) while its previous kick's bit is still set.
   virtual bool kick_idle_balance(int cpu) = 0;

@@ -47,6 +47,12 @@ class Observer {
   // CPU `cpu` entered schedule() while a waker held its rq->lock and spins
   // `spun_ns` for it; it picks once the waker's ttwu_do_activate() is done.
   virtual void on_pick_after_lock(int64_t t, int cpu, int64_t spun_ns) {}
+  // The fair class's update_curr() charged `runtime_ns` to task `p`, the
+  // current task of `cpu`'s runqueue, whose vruntime is now `vruntime` (the
+  // kernel's sched_stat_runtime tracepoint). Called only for observers that
+  // ask for it: update_curr() runs at every scheduler event.
+  [[nodiscard]] virtual bool wants_stat_runtime() const { return false; }
+  virtual void on_stat_runtime(int64_t t, int cpu, const kernel::Task* p, int64_t runtime_ns, uint64_t vruntime) {}
 };
 
 }  // namespace obs

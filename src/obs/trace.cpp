@@ -21,10 +21,11 @@ const char* state_letter(PrevState st) {
 }
 }  // namespace
 
-FtraceWriter::FtraceWriter(int nr_cpus)
+FtraceWriter::FtraceWriter(int nr_cpus, bool stat_runtime)
     : current_(static_cast<size_t>(nr_cpus), "<idle>"),
       current_pid_(static_cast<size_t>(nr_cpus), 0),
-      nr_cpus_(nr_cpus) {}
+      nr_cpus_(nr_cpus),
+      stat_runtime_(stat_runtime) {}
 
 void FtraceWriter::line(int64_t t, int cpu, const std::string& event, const std::string& args) {
   char head[96];
@@ -53,6 +54,15 @@ void FtraceWriter::on_switch(int64_t t, int cpu, const kernel::Task* prev, PrevS
            " next_prio=120");
   current_[static_cast<size_t>(cpu)] = next ? next->comm : "<idle>";
   current_pid_[static_cast<size_t>(cpu)] = np;
+}
+
+// include/trace/events/sched.h (4.0 and 6.1): "comm=%s pid=%d runtime=%Lu [ns]
+// vruntime=%Lu [ns]". Written on the runqueue's CPU (the kernel's line is
+// the CPU running update_curr(), which for a remote enqueue is the waker's).
+void FtraceWriter::on_stat_runtime(int64_t t, int cpu, const kernel::Task* p, int64_t runtime_ns, uint64_t vruntime) {
+  line(t, cpu, "sched_stat_runtime",
+       "comm=" + p->comm + " pid=" + std::to_string(p->pid) + " runtime=" + std::to_string(runtime_ns) +
+           " [ns] vruntime=" + std::to_string(vruntime) + " [ns]");
 }
 
 void FtraceWriter::on_waking(int64_t t, int cpu, const kernel::Task* p, int target_cpu) {

@@ -14,7 +14,9 @@ namespace obs {
 
 class FtraceWriter final : public Observer {
  public:
-  explicit FtraceWriter(int nr_cpus);
+  // stat_runtime: also write sched_stat_runtime (off by default: a line at
+  // every update_curr(), which the golden logs leave out).
+  explicit FtraceWriter(int nr_cpus, bool stat_runtime = false);
   void on_switch(int64_t t, int cpu, const kernel::Task* prev, PrevState st,
                  const kernel::Task* next) override;
   void on_waking(int64_t t, int cpu, const kernel::Task* p, int target_cpu) override;
@@ -24,6 +26,8 @@ class FtraceWriter final : public Observer {
   void on_exit(int64_t t, int cpu, const kernel::Task* p) override;
   void on_idle(int64_t t, int cpu, int state) override;
   void on_ipi(int64_t t, int cpu, int target, bool sent) override;
+  [[nodiscard]] bool wants_stat_runtime() const override { return stat_runtime_; }
+  void on_stat_runtime(int64_t t, int cpu, const kernel::Task* p, int64_t runtime_ns, uint64_t vruntime) override;
   // The whole file: header plus every line so far.
   [[nodiscard]] std::string text() const;
   void write(const std::string& path) const;
@@ -36,6 +40,7 @@ class FtraceWriter final : public Observer {
   std::string body_;
   size_t nlines_ = 0;
   int nr_cpus_;
+  bool stat_runtime_;
 };
 
 }  // namespace obs

@@ -2,6 +2,8 @@
 // in, quiet intervals, the last partial line) and StatsCollector's totals.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -9,6 +11,7 @@
 #include "../support/sim_fixture.hpp"
 #include "obs/interval.hpp"
 #include "obs/stats.hpp"
+#include "obs/trace.hpp"
 #include "workload/ipc/ipc.hpp"
 
 using testsupport::hog;
@@ -321,6 +324,47 @@ TEST(StatsCollector, TheFairClassGivesAPreemptedTasksTailToItsWakee) {
               50000);
   EXPECT_NEAR(static_cast<double>(preempting.hogs.exec_ns + preempting.nap.exec_ns),
               static_cast<double>(preempting.hogs.run_ns + preempting.nap.run_ns), 50000);
+}
+
+// The trace's sched_stat_runtime (FtraceWriter with stat_runtime) is the fair
+// class's update_curr(): each line's runtime is what that call charged, so a
+// task's lines add up to its se.sum_exec_runtime, and its last line's
+// vruntime is the task's. Off by default, and observing it changes nothing.
+TEST(FtraceWriter, SchedStatRuntimeAddsUpToEachTasksSumExecRuntime) {
+  auto run_with = [](bool stat_runtime, std::map<int, std::pair<int64_t, uint64_t>>* by_pid,
+                     std::map<int, std::pair<int64_t, uint64_t>>* truth) {
+    TinySim s("1s1c1t", "linux-4.0");
+    obs::FtraceWriter trace(1, stat_runtime);
+    s.k.add_observer(&trace);
+    for (int i = 0; i < 2; ++i) s.k.spawn("hog", [](kernel::Proc& p) { return hog(p, 30000000, 1000000); }, 0);
+    s.k.spawn("napper", napper, 0);
+    EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+    const std::regex stat(R"(sched_stat_runtime: comm=\S+ pid=(\d+) runtime=(\d+) \[ns\] vruntime=(\d+) \[ns\])");
+    for (const auto& l : lines_of(trace.text())) {
+      std::smatch m;
+      if (!std::regex_search(l, m, stat)) continue;
+      auto& [sum, last] = (*by_pid)[std::stoi(m[1])];
+      sum += std::stoll(m[2]);
+      last = std::stoull(m[3]);
+    }
+    for (const auto* t : s.k.all_tasks())
+      if (t && t->pid > 0) (*truth)[t->pid] = {t->se.sum_exec_runtime, t->se.vruntime};
+    return trace.text();
+  };
+  std::map<int, std::pair<int64_t, uint64_t>> traced, truth, none, truth_again;
+  const std::string with = run_with(true, &traced, &truth);
+  const std::string without = run_with(false, &none, &truth_again);
+  EXPECT_TRUE(none.empty());
+  ASSERT_EQ(truth.size(), 3u);
+  EXPECT_EQ(traced, truth);
+  EXPECT_EQ(truth_again, truth);
+  // Apart from the new lines (and the header's count), the same trace.
+  std::string filtered;
+  for (const auto& l : lines_of(with))
+    if (l.find("sched_stat_runtime") == std::string::npos) filtered += l + "\n";
+  std::string plain;
+  for (const auto& l : lines_of(without)) plain += l + "\n";
+  EXPECT_EQ(filtered, plain);
 }
 
 namespace {

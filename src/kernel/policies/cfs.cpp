@@ -963,6 +963,9 @@ void Cfs::update_curr(CfsRq& cfs) {
   curr->exec_start = now;
   curr->sum_exec_runtime += delta_exec;
   curr->vruntime += calc_delta_fair(static_cast<uint64_t>(delta_exec), curr);
+  // 4.0 fair.c update_curr(): "if (entity_is_task(curr))
+  // trace_sched_stat_runtime(curtask, delta_exec, curr->vruntime);"
+  if (curr->task) core_.note_stat_runtime(cfs.cpu, curr->task, delta_exec, curr->vruntime);
   if (feats_.EEVDF_V66) update_deadline(cfs, curr);
   update_min_vruntime(cfs);
 }
