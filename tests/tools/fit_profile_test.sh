@@ -19,11 +19,12 @@ if [ -n "${4:-}" ] && [ -x "$4" ]; then schedlab=$4; fi
 command -v python3 > /dev/null || exit 77
 # switch_mm's own logs (round trips between threads as well as processes)
 # are kept apart, so that they move no other median; so are the wakeup
-# split's (yield round trips and waking writes, stop 70).
-switch_mm= wakeup=
+# split's (yield round trips and waking writes, stop 70), and the write's
+# tail after its wakeup (write-tail.py's reports of traced boots, stop 82).
+switch_mm= wakeup= write_tail=
 case $machine in
   qemu-tcg-2s1c) logs=$src/tools/guest/measured switch_mm=$src/tools/guest/measured-switch-mm
-                 wakeup=$src/tools/guest/measured-wakeup;;
+                 wakeup=$src/tools/guest/measured-wakeup write_tail=$src/tools/guest/measured-write-tail;;
   kvm-epyc-1s2c) logs=$src/tools/guest/measured-host switch_mm=$src/tools/guest/measured-host-switch-mm;;
   qemu-tcg-2s1c-streaming) logs=$src/tools/guest/measured-streaming;;
   *) echo "no measurements kept for $machine"; exit 1;;
@@ -32,6 +33,7 @@ out=${TMPDIR:-/tmp}/$machine.$$.toml
 set --
 if [ -n "$switch_mm" ]; then set -- --switch-mm "$(ls "$switch_mm"/*.log | tr '\n' ',' | sed 's/,$//')"; fi
 if [ -n "$wakeup" ]; then set -- "$@" --wakeup "$(ls "$wakeup"/*.log | tr '\n' ',' | sed 's/,$//')"; fi
+if [ -n "$write_tail" ]; then set -- "$@" --write-tail "$(ls "$write_tail"/*.txt | tr '\n' ',' | sed 's/,$//')"; fi
 python3 "$src/tools/guest/fit-profile.py" --machine "$machine" "$@" "$schedlab" "$logs"/*.log > "$out" 2> "$out.err" \
   || { cat "$out.err"; rm -f "$out" "$out.err"; exit 1; }
 if [ "${SCHEDLAB_UPDATE_GOLDEN:-}" = 1 ]; then cp "$out" "$src/machines/$machine.toml"; fi

@@ -6,8 +6,8 @@ from runs on this project's own machine (tools/guest/measured-host/), or
 machines/qemu-tcg-2s1c-streaming.toml, qemu-tcg-2s1c's AF_UNIX calls as
 they cost while the other end streams (tools/guest/measured-streaming/):
 
-    tools/guest/fit-profile.py [--switch-mm LOG,...] [--wakeup LOG,...] build/release/schedlab LOG... \
-        > machines/qemu-tcg-2s1c.toml
+    tools/guest/fit-profile.py [--switch-mm LOG,...] [--wakeup LOG,...] [--write-tail REPORT,...] \
+        build/release/schedlab LOG... > machines/qemu-tcg-2s1c.toml
     tools/guest/fit-profile.py --machine kvm-epyc-1s2c [--switch-mm LOG,...] build/release/schedlab LOG... \
         > machines/kvm-epyc-1s2c.toml
     tools/guest/fit-profile.py --machine qemu-tcg-2s1c-streaming build/release/schedlab LOG... \
@@ -29,7 +29,11 @@ adding it moved no other median; without them it is 0. With --wakeup logs
 its batches of waking writes, each taken from those logs alone) the switch
 and the wakeup are split as measured instead of by generic's ratio
 (wakeup_split()); without them ttwu_activate and dequeue_sleep are 0 and
-the switch is fitted as above. Prints the medians and fits to stderr."""
+the switch is fitted as above. With --write-tail reports
+(tools/probes/write-tail.py on traced boots, tools/guest/measured-write-tail/)
+unix_send_tail is the threaded writes' mean time from their wakeup to their
+return (write_tail_of()); without them 0. Prints the medians and fits to
+stderr."""
 import json, os, re, statistics, subprocess, sys, tempfile
 
 # generic's costs as they were before stop 75 moved its wakeup/switch split:
@@ -285,6 +289,39 @@ def wakeup_split(runs, spec, syscall, rq_lock_hold, line_ns, ipi_send):
                 threads_rt=threads_rt)
 
 
+TAIL = re.compile(r'^  +its tail \(wakeup line to sys_exit\) +\d+ +mean to p90 +([\d.]+) us')
+
+
+def write_tail_of(paths):
+    """unix_send_tail from tools/probes/write-tail.py's reports of traced
+    boots (tools/guest/measured-write-tail/): the mean over the threaded
+    runs (labels ws6t_*) of a write's time from its sched_wakeup line to its
+    sys_exit line, for writes waking a task onto their own CPU. Threads: no
+    change of address space, whose TLB refill under TCG switch_mm holds."""
+    if not paths:
+        return 0, ('[not measured] on this machine the whole of unix_send_base is charged before the write\'s '
+                   'wakeup; the emulated machine\'s traced 6.1 runs about 40% of it after (machines/qemu-tcg-2s1c.toml)')
+    tails, label = [], None
+    for path in paths:
+        with open(path) as f:
+            for line in f:
+                if re.match(r'^\S+:$', line):
+                    label = line.strip().rstrip(':')
+                m = TAIL.match(line)
+                if m and label and re.match(r'^ws\d+t_', label):
+                    tails.append(float(m.group(1)) * 1000)
+    if not tails:
+        sys.exit('fit-profile.py: no threaded write tails in ' + ','.join(paths))
+    return statistics.mean(tails), (
+        f'[measured] the mean over {len(tails)} threaded runs of hackbench -g 1 -f 6 on one LLC '
+        f'({len(paths)} boot of the patched 6.1 guest built with guest-kernel-trace-syscalls.config, '
+        'tools/guest/runs-write-tail-trace.txt; tools/probes/write-tail.py, each run\'s mean to its 90th percentile) '
+        'of a write\'s time from its sched_wakeup line to its sys_exit line, over the writes that woke a task onto '
+        'their own CPU: the rest of try_to_wake_up() and the wait queue\'s walk, sock_def_readable(), '
+        'unix_stream_sendmsg() and vfs_write(), up to syscall_exit_work(). It holds the sched_wakeup line\'s own '
+        'recording after its timestamp, so it is an upper bound')
+
+
 def main():
     args = sys.argv[1:]
     machine = 'qemu-tcg-2s1c'
@@ -297,11 +334,14 @@ def main():
         sys.exit(f'fit-profile.py: no machine {machine!r}; these have measurements: '
                  f'{", ".join(list(MACHINES) + ["qemu-tcg-2s1c-streaming"])}')
     spec = MACHINES[machine]
-    switch_mm_paths, wakeup_paths = [], []
+    switch_mm_paths, wakeup_paths, write_tail_paths = [], [], []
     if args[:1] == ['--switch-mm']:
         switch_mm_paths, args = args[1].split(','), args[2:]
     if args[:1] == ['--wakeup']:
         wakeup_paths, args = args[1].split(','), args[2:]
+    if args[:1] == ['--write-tail']:
+        write_tail_paths, args = args[1].split(','), args[2:]
+    write_tail_ns, write_tail_source = write_tail_of(write_tail_paths)
     schedlab, paths = args[0], args[1:]
     runs = read_runs(paths)
     switch_mm, switch_mm_source = switch_mm_of(read_runs(switch_mm_paths), spec) if switch_mm_paths else \
@@ -407,6 +447,7 @@ def main():
                         called('AF_UNIX stream read of 100 B, from 20 sockets in turn (costs.c '
                                f'unix_stream_read_100_over_20; from one hot socket {med["unix_stream_read_100"]:.0f} ns)',
                                'unix_stream_read_100_over_20', MESSAGE)))
+        out.append(cost('unix_send_tail', write_tail_ns, 'ns', write_tail_source))
         for name in ('poll_base', 'fork_base', 'exec_base', 'exit_base', 'wait_base'):
             out.append(cost(name, GENERIC[name] * scale, 'ns', scaled_source))
         out.append(cost('refill_mlp', 4, 'lines', 'as generic [unverified]'))

@@ -86,6 +86,11 @@ while read -r label feats warm window cmd; do
     events="sched_waking sched_wakeup sched_wakeup_new sched_migrate_task sched_switch sched_process_fork"
     case $window in *:*) events=$(echo ${window#*:} | tr , ' '); window=${window%%:*};; esac
     for e in $events; do
+      # GROUP/EVENT#FILTER: an event outside sched: with its filter
+      # (raw_syscalls/sys_exit#id==1: write(2)'s returns).
+      case $e in */*) d=$T/events/${e%%#*}
+                      case $e in *#*) echo "${e#*#}" > $d/filter;; *) echo 0 > $d/filter;; esac
+                      echo 1 > $d/enable || echo "SETTING_FAILED $label trace $e"; continue;; esac
       case $e in *!*) echo "comm != \"${e#*!}\"" > $T/events/sched/${e%%!*}/filter; e=${e%%!*};;
                   *) echo 0 > $T/events/sched/$e/filter;; esac
       echo 1 > $T/events/sched/$e/enable || echo "SETTING_FAILED $label trace $e"
@@ -106,6 +111,7 @@ while read -r label feats warm window cmd; do
       echo 0 > $T/tracing_on
       head -n "$window" $T/trace | sed "s/^/TRACE $label /"
       echo 0 > $T/events/sched/enable
+      [ -d $T/events/raw_syscalls ] && echo 0 > $T/events/raw_syscalls/enable
     fi
     cat /tmp/ssa.txt; sstat B $label
     echo "RUN $label feats=$feats kids=0 ctxt_total=$((c1 - c0)) ctxt_window=0 tA=0 tB=0 $(grep -h 'Total time\|^Time' /tmp/out.txt | tr -s ' ')"

@@ -902,8 +902,11 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
     }
     // alloc_skb(GFP_KERNEL) may sleep: with CONFIG_PREEMPT_VOLUNTARY a
     // preemption point before the work (2.4 has none: unix_send24()); none
-    // follows until the return to user mode.
-    co_await p.sys_after_might_sleep(c.unix_send_base + path.take_stall() + copy_cost(p, p.cpu(), size));
+    // follows until the return to user mode. The call's work after its
+    // wakeup (unix_send_tail) comes after sk_data_ready(), below.
+    const bool last = sent + size >= len;
+    const int64_t head = c.unix_send_base - (last ? c.unix_send_tail : 0);
+    co_await p.sys_after_might_sleep(head + path.take_stall() + copy_cost(p, p.cpu(), size));
     if (other.charge_lines) {
       // unix_state_lock(other), which waits for the data's stores;
       // maybe_add_creds() loads the receiver's socket flags;
@@ -921,6 +924,12 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
     co_await sock_wake_up(p, path, other);
     sent += size;
   }
+  // After the last wakeup: the rest of try_to_wake_up() and of the wait
+  // queue's walk, sock_def_readable(), unix_stream_sendmsg() and vfs_write()
+  // (fsnotify_modify()), up to the system call's exit work. A wakee that
+  // preempts waits for it, and the fair class charges it to the wakee (the
+  // clock skip: Kernel::update_rq_clock()).
+  if (c.unix_send_tail > 0) co_await p.sys(c.unix_send_tail);
   // vfs_write()'s fsnotify_modify(): srcu_read_lock()'s smp_mb() waits for
   // the wakeup's stores.
   if (sk.charge_lines) path.barrier();

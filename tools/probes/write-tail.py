@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""How much of a hackbench sender's write(2) runs after the wakeup it makes,
+from a trace with raw_syscalls:sys_enter/sys_exit (write only) beside
+sched_wakeup and sched_switch.
+
+A waking write is one whose sys_enter and sys_exit lines on one CPU hold
+exactly one sched_wakeup line from the writer and no switch. Its head is
+sys_enter to the wakeup line (the call's work up to sk_data_ready(), then
+try_to_wake_up() up to ttwu_do_wakeup(), whose trace_sched_wakeup() comes
+after the preemption check), its tail the wakeup line to sys_exit (the rest
+of try_to_wake_up(), the wait queue's unlock, the rest of
+unix_stream_sendmsg() and vfs_write(), up to syscall_exit_work()). A write
+that wakes nobody gives the call alone. Waking writes are split by where
+the wakee went (this CPU or another) and, on this CPU, by whether the
+writer's next switch puts it out preempted in favour of the wakee; for
+those it also gives sys_exit to that switch line (the return to user mode
+and __schedule() up to trace_sched_switch()). Times are the trace's, to
+the microsecond: the means to the 90th percentile are what to compare.
+
+Reads a guest's serial log (tools/guest/runs-write-tail-trace.txt: "TRACE
+label ..." lines) or a plain ftrace text file.
+
+  tools/probes/write-tail.py LOG
+"""
+import collections
+import re
+import statistics
+import sys
+
+GUEST = re.compile(r'^TRACE (\S+)\s+(.*?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+): (\w+): (.*)$')
+PLAIN = re.compile(r'^\s*(.*?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+): (\w+): (.*)$')
+SWITCH = re.compile(r'prev_pid=(\d+) .*prev_state=(\S+) ==> next_comm=.*? next_pid=(\d+)')
+WAKEUP = re.compile(r'pid=(\d+) .*target_cpu=(\d+)')
+NR = re.compile(r'NR (\d+)')
+
+
+def read(path):
+    runs = collections.OrderedDict()
+    with open(path, errors='replace') as f:
+        for line in f:
+            line = line.rstrip('\n')
+            m = GUEST.match(line)
+            if m:
+                runs.setdefault(m.group(1), []).append(
+                    (int(m.group(3)), int(m.group(4)), float(m.group(6)), m.group(7), m.group(8)))
+            elif not line.startswith('#'):
+                m = PLAIN.match(line)
+                if m:
+                    runs.setdefault('trace', []).append(
+                        (int(m.group(2)), int(m.group(3)), float(m.group(5)), m.group(6), m.group(7)))
+    return runs
+
+
+def summary(name, xs):
+    """The mean of the values up to the 90th percentile (interrupts and
+    switches stretch a few writes by tens of microseconds), and the median."""
+    if not xs:
+        return f"  {name:44s} none"
+    xs = sorted(xs)
+    kept = xs[:max(1, int(0.9 * len(xs)))]
+    return (f"  {name:44s} {len(xs):7d}  mean to p90 {statistics.mean(kept):6.2f} us  "
+            f"median {statistics.median(xs):5.1f}  p90 {xs[int(0.9 * (len(xs) - 1))]:5.1f}")
+
+
+def main():
+    for label, events in read(sys.argv[1]).items():
+        open_write = {}     # cpu -> [pid, t_enter, wakeups [(t, wakee, target)]]
+        awaiting = {}       # cpu -> (pid, wakee, t_exit): a local waking write, until the next switch
+        alone, head, tail, remote_head, remote_tail = [], [], [], [], []
+        kept, preempted, exit_to_switch = [], [], []
+        for pid, cpu, t, event, body in events:
+            if event == 'sys_enter':
+                m = NR.search(body)
+                if m and m.group(1) == '1':
+                    open_write[cpu] = [pid, t, []]
+            elif event == 'sched_wakeup':
+                w = open_write.get(cpu)
+                m = WAKEUP.search(body)
+                if w and w[0] == pid and m:
+                    w[2].append((t, int(m.group(1)), int(m.group(2))))
+            elif event == 'sys_exit':
+                w = open_write.pop(cpu, None)
+                m = NR.search(body)
+                if not w or w[0] != pid or not m or m.group(1) != '1':
+                    continue
+                _, t0, wakeups = w
+                if not wakeups:
+                    alone.append((t - t0) * 1e6)
+                elif len(wakeups) == 1:
+                    tw, wakee, target = wakeups[0]
+                    if target == cpu:
+                        head.append((tw - t0) * 1e6)
+                        tail.append((t - tw) * 1e6)
+                        awaiting[cpu] = (pid, wakee, t, (t - tw) * 1e6)
+                    else:
+                        remote_head.append((tw - t0) * 1e6)
+                        remote_tail.append((t - tw) * 1e6)
+            elif event == 'sched_switch':
+                open_write.pop(cpu, None)   # a write a switch interrupts is left out
+                a = awaiting.pop(cpu, None)
+                m = SWITCH.search(body)
+                if not a or not m:
+                    continue
+                writer, wakee, t_exit, write_tail = a
+                if int(m.group(1)) == writer and m.group(2).startswith('R') and int(m.group(3)) == wakee:
+                    preempted.append(write_tail)
+                    exit_to_switch.append((t - t_exit) * 1e6)
+                else:
+                    kept.append(write_tail)
+        print(f"{label}:")
+        print(summary("a write that wakes nobody", alone))
+        print(summary("a write waking a task onto its CPU: head", head))
+        print(summary("  its tail (wakeup line to sys_exit)", tail))
+        print(summary("    when the writer then runs on", kept))
+        print(summary("    when the wakee preempts it", preempted))
+        print(summary("    then sys_exit to the switch line", exit_to_switch))
+        print(summary("a write waking a task onto another CPU: head", remote_head))
+        print(summary("  its tail", remote_tail))
+
+
+if __name__ == '__main__':
+    main()
