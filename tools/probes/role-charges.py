@@ -59,18 +59,25 @@ def read_runs(path):
     return runs
 
 
+def switch_of(body):
+    """A sched_switch line's (prev comm, prev pid, prev state, next comm, next pid), or None."""
+    m = SWITCH.search(body)
+    if not m:
+        return None
+    pc, pp, ps, nc, np_ = m.groups()
+    return pc, int(pp), ps, nc, int(np_)
+
+
 def roles_of(events, min_switches):
     comm, switches, sleeps, preempted = {}, collections.Counter(), collections.Counter(), collections.Counter()
     for _, _, event, body in events:
-        if event != 'sched_switch':
+        sw = switch_of(body) if event == 'sched_switch' else None
+        if not sw:
             continue
-        m = SWITCH.search(body)
-        if not m:
-            continue
-        pc, pp, ps, nc, np_ = m.groups()
-        comm[int(pp)], comm[int(np_)] = pc, nc
-        switches[int(pp)] += 1
-        (preempted if ps.startswith('R') else sleeps)[int(pp)] += 1
+        pc, pp, ps, nc, np_ = sw
+        comm[pp], comm[np_] = pc, nc
+        switches[pp] += 1
+        (preempted if ps.startswith('R') else sleeps)[pp] += 1
     workers = [p for p in switches if comm.get(p, '').startswith(WORKERS) and switches[p] > min_switches]
     return {p: ('receiver' if sleeps[p] > preempted[p] else 'sender') for p in workers}
 
@@ -87,13 +94,10 @@ def ledgers(events, role):
             if m:
                 charged[int(m.group(1))] += int(m.group(2))
             continue
-        if event != 'sched_switch':
+        sw = switch_of(body) if event == 'sched_switch' else None
+        if not sw:
             continue
-        m = SWITCH.search(body)
-        if not m:
-            continue
-        _, pp, ps, _, np_ = m.groups()
-        pp, np_ = int(pp), int(np_)
+        _, pp, ps, _, np_ = sw
         if cpu in on_cpu:
             pid, t_in, began = on_cpu[cpu]
             if pid == pp and pid in role and pid in seen:
