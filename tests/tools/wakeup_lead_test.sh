@@ -6,14 +6,7 @@
 # already pending, wakeups from the other CPU), against the expected
 # report. In an excerpt a worker may switch too seldom to be seen (lt6_1's
 # 5 senders).
-# Needs python3, which the build does not: skipped (77) without it.
 set -eu
 src=$1
-command -v python3 > /dev/null || exit 77
-python3 "$src/tools/guest/wakeup-lead.py" --min-switches 1 "$src/tools/guest/traced/wakeup-lead.log" \
-  > "${TMPDIR:-/tmp}/wakeup_lead.$$"
-if [ "${SCHEDLAB_UPDATE_GOLDEN:-}" = 1 ]; then
-  cp "${TMPDIR:-/tmp}/wakeup_lead.$$" "$src/tests/tools/wakeup_lead.out"
-fi
-diff -u "$src/tests/tools/wakeup_lead.out" "${TMPDIR:-/tmp}/wakeup_lead.$$"
-rm -f "${TMPDIR:-/tmp}/wakeup_lead.$$"
+exec sh "$src/tests/tools/golden_output.sh" "$src" wakeup_lead \
+  python3 "$src/tools/guest/wakeup-lead.py" --min-switches 1 "$src/tools/guest/traced/wakeup-lead.log"

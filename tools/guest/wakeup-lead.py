@@ -41,23 +41,23 @@ wakeup granularity, and what the checks did past it and below it.
 """
 import argparse
 import collections
+import os
 import re
 import statistics as st
+import sys
 
-LINE = re.compile(r'^TRACE (\S+)\s+(.*?)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+): (\w+): (.*)$')
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'probes'))
+import ftrace_text  # noqa: E402  (tools/probes/ftrace_text.py)
+
 STAT = re.compile(r'pid=(\d+) runtime=(\d+) \[ns\] vruntime=(\d+)')
 SWITCH = re.compile(r'prev_comm=(.*?) prev_pid=(\d+) .*prev_state=(\S+) ==> next_comm=(.*?) next_pid=(\d+)')
 WAKEUP = re.compile(r'pid=(\d+) .*target_cpu=(\d+)')
 
 
 def read_runs(path):
-    runs = collections.OrderedDict()
-    with open(path, errors='replace') as f:
-        for line in f:
-            m = LINE.match(line.rstrip('\n'))
-            if m:
-                runs.setdefault(m.group(1), []).append((int(m.group(3)), m.group(4), m.group(6), m.group(7)))
-    return runs
+    """The guest's traced runs by label: (cpu, flags, event, body)."""
+    return collections.OrderedDict((label, [(cpu, flags, event, body) for _, cpu, flags, _, event, body in events])
+                                   for label, events in ftrace_text.read_runs(path).items() if label != 'trace')
 
 
 FAR_MS = 50

@@ -34,29 +34,11 @@ import argparse
 import collections
 import re
 
-GUEST = re.compile(r'^TRACE (\S+)\s+(.*?)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+): (\w+): (.*)$')
-PLAIN = re.compile(r'^\s*(.*?)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+): (\w+): (.*)$')
+from ftrace_text import read_runs
+
 STAT = re.compile(r'pid=(\d+) runtime=(\d+) \[ns\]')
 SWITCH = re.compile(r'prev_comm=(.*?) prev_pid=(\d+) .*prev_state=(\S+) ==> next_comm=(.*?) next_pid=(\d+)')
 WORKERS = ('hackbench', 'sched-messaging')
-
-
-def read_runs(path):
-    """Events by label: (cpu, time in s, event, body)."""
-    runs = collections.OrderedDict()
-    with open(path, errors='replace') as f:
-        for line in f:
-            line = line.rstrip('\n')
-            if line.startswith('#'):
-                continue
-            m = GUEST.match(line)
-            if m:
-                runs.setdefault(m.group(1), []).append((int(m.group(3)), float(m.group(5)), m.group(6), m.group(7)))
-                continue
-            m = PLAIN.match(line)
-            if m:
-                runs.setdefault('trace', []).append((int(m.group(2)), float(m.group(4)), m.group(5), m.group(6)))
-    return runs
 
 
 def switch_of(body):
@@ -70,7 +52,7 @@ def switch_of(body):
 
 def roles_of(events, min_switches):
     comm, switches, sleeps, preempted = {}, collections.Counter(), collections.Counter(), collections.Counter()
-    for _, _, event, body in events:
+    for _, _, _, _, event, body in events:
         sw = switch_of(body) if event == 'sched_switch' else None
         if not sw:
             continue
@@ -88,7 +70,7 @@ def ledgers(events, role):
     charged = collections.defaultdict(int)    # pid -> runtime since its switch-in
     seen = set()                              # pids whose first run is over
     out = collections.defaultdict(lambda: [0.0, 0, 0])
-    for cpu, t, event, body in events:
+    for _, cpu, _, t, event, body in events:
         if event == 'sched_stat_runtime':
             m = STAT.search(body)
             if m:

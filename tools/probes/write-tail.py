@@ -22,33 +22,15 @@ label ..." lines) or a plain ftrace text file.
 
   tools/probes/write-tail.py LOG
 """
-import collections
 import re
 import statistics
 import sys
 
-GUEST = re.compile(r'^TRACE (\S+)\s+(.*?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+): (\w+): (.*)$')
-PLAIN = re.compile(r'^\s*(.*?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+): (\w+): (.*)$')
+from ftrace_text import read_runs
+
 SWITCH = re.compile(r'prev_pid=(\d+) .*prev_state=(\S+) ==> next_comm=.*? next_pid=(\d+)')
 WAKEUP = re.compile(r'pid=(\d+) .*target_cpu=(\d+)')
 NR = re.compile(r'NR (\d+)')
-
-
-def read(path):
-    runs = collections.OrderedDict()
-    with open(path, errors='replace') as f:
-        for line in f:
-            line = line.rstrip('\n')
-            m = GUEST.match(line)
-            if m:
-                runs.setdefault(m.group(1), []).append(
-                    (int(m.group(3)), int(m.group(4)), float(m.group(6)), m.group(7), m.group(8)))
-            elif not line.startswith('#'):
-                m = PLAIN.match(line)
-                if m:
-                    runs.setdefault('trace', []).append(
-                        (int(m.group(2)), int(m.group(3)), float(m.group(5)), m.group(6), m.group(7)))
-    return runs
 
 
 def summary(name, xs):
@@ -63,12 +45,12 @@ def summary(name, xs):
 
 
 def main():
-    for label, events in read(sys.argv[1]).items():
+    for label, events in read_runs(sys.argv[1]).items():
         open_write = {}     # cpu -> [pid, t_enter, wakeups [(t, wakee, target)]]
         awaiting = {}       # cpu -> (pid, wakee, t_exit): a local waking write, until the next switch
         alone, head, tail, remote_head, remote_tail = [], [], [], [], []
         kept, preempted, exit_to_switch = [], [], []
-        for pid, cpu, t, event, body in events:
+        for pid, cpu, _, t, event, body in events:
             if event == 'sys_enter':
                 m = NR.search(body)
                 if m and m.group(1) == '1':
