@@ -25,7 +25,8 @@ switch_mm= wakeup= write_tail=
 case $machine in
   qemu-tcg-2s1c) logs=$src/tools/guest/measured switch_mm=$src/tools/guest/measured-switch-mm
                  wakeup=$src/tools/guest/measured-wakeup write_tail=$src/tools/guest/measured-write-tail;;
-  kvm-epyc-1s2c) logs=$src/tools/guest/measured-host switch_mm=$src/tools/guest/measured-host-switch-mm;;
+  kvm-epyc-1s2c) logs=$src/tools/guest/measured-host switch_mm=$src/tools/guest/measured-host-switch-mm
+                 write_tail=$src/tools/guest/measured-host-write-tail;;
   qemu-tcg-2s1c-streaming) logs=$src/tools/guest/measured-streaming;;
   *) echo "no measurements kept for $machine"; exit 1;;
 esac

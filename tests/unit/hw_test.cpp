@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -143,6 +144,26 @@ TEST(MachineProfile, TheEmulatedMachineIsTwoSocketsThatHalt) {
                                 source.find("tools/probes/write-tail.py") != std::string::npos;
     EXPECT_TRUE(from_the_guest) << hw::cost_params()[i].name << ": " << source;
   }
+}
+
+// Seed 000's box has no measured write tail: it takes the mean share of
+// unix_send_base that the two measured machines run after a waking write's
+// wakeup (stop 83). A refit of either machine must move it too.
+TEST(MachineProfile, SeedZerosBoxTakesTheMeasuredMachinesWriteTailShare) {
+  const auto share = [](const char* name) {
+    const auto c = hw::load_machine(name).costs;
+    EXPECT_GT(c.unix_send_tail, 0) << name;
+    return double(c.unix_send_tail) / double(c.unix_send_base);
+  };
+  const double mean_share = (share("kvm-epyc-1s2c") + share("qemu-tcg-2s1c")) / 2;
+  for (const char* box : {"haswell-2s8c2t", "haswell-2s16c2t"}) {
+    const auto p = hw::load_machine(box);
+    EXPECT_EQ(p.costs.unix_send_tail, std::llround(mean_share * double(p.costs.unix_send_base))) << box;
+  }
+  const auto& source = hw::load_machine("haswell-2s8c2t").cost_sources;
+  for (size_t i = 0; i < source.size(); ++i)
+    if (std::string(hw::cost_params()[i].name) == "unix_send_tail")
+      EXPECT_EQ(source[i].rfind("[derived]", 0), 0u) << source[i];
 }
 
 // haswell-2s16c2t is seed 000's box read as 16 cores per socket: the same

@@ -72,6 +72,9 @@ MACHINES = {
 ''', 'QEMU TCG guest, 2 sockets x 1 CPU on a 2-core AMD EPYC host (tools/guest; costs measured in the guest)',
                               '2s1c1t'),
         line_where='both emulated sockets are one host socket',
+        write_tail_unit='boot',
+        write_tail_where='of the patched 6.1 guest built with guest-kernel-trace-syscalls.config, '
+                         'tools/guest/runs-write-tail-trace.txt and runs-write-tail-event-cost.txt',
         line_logs='; costs.c times it once both processes are pinned, and only the boots that ran that version, '
                   'costs-line-boot*.log, keep it',
         switch_scale_range=(1, 100),  # where the bisection looks for generic's multiple: TCG's switch is dearer
@@ -95,6 +98,8 @@ MACHINES = {
 ''', 'this project\'s machine: 2 vCPUs of an AMD EPYC under KVM, 1 socket, no SMT (costs measured on it)',
                               '1s2c1t'),
         line_where='the two virtual CPUs are two cores of one host socket',
+        write_tail_unit='session',
+        write_tail_where='of tools/probes/host-write-tail.sh on this machine\'s own kernel (6.18), natively',
         line_logs='',
         switch_scale_range=(0.1, 10),  # a native switch can be cheaper than generic's
         copy_note='native',
@@ -292,34 +297,52 @@ def wakeup_split(runs, spec, syscall, rq_lock_hold, line_ns, ipi_send):
 TAIL = re.compile(r'^  +its tail \(wakeup line to sys_exit\) +\d+ +mean to p90 +([\d.]+) us')
 
 
-def write_tail_of(paths):
+def write_tail_of(paths, spec):
     """unix_send_tail from tools/probes/write-tail.py's reports of traced
-    boots (tools/guest/measured-write-tail/): the mean over the threaded
-    runs (labels ws6t_*) of a write's time from its sched_wakeup line to its
-    sys_exit line, for writes waking a task onto their own CPU. Threads: no
-    change of address space, whose TLB refill under TCG switch_mm holds."""
+    runs (tools/guest/measured-write-tail/, measured-host-write-tail/): the
+    mean over the threaded runs (labels ws6t_*) of a write's time from its
+    sched_wakeup line to its sys_exit line, for writes waking a task onto
+    their own CPU. Threads: no change of address space, whose TLB refill
+    under TCG switch_mm holds. The tracer's own cost inside that span (the
+    wakeup line's recording after its timestamp, the exit work and probe
+    before sys_exit's) is taken out where a report also holds runs with one
+    more probe on sys_exit (labels ws6tx_*, tools/probes/host-write-tail.sh):
+    their tails' growth over the same report's plain runs is one event's
+    recording, paid where the tail is."""
     if not paths:
         return 0, ('[not measured] on this machine the whole of unix_send_base is charged before the write\'s '
-                   'wakeup; the emulated machine\'s traced 6.1 runs about 40% of it after (machines/qemu-tcg-2s1c.toml)')
-    tails, label = [], None
+                   'wakeup; the emulated machine\'s traced 6.1 and this project\'s machine natively run about 40% of it '
+                   'after (machines/qemu-tcg-2s1c.toml, kvm-epyc-1s2c.toml)')
+    tails, event_costs = [], []
     for path in paths:
+        plain, probed, label = [], [], None
         with open(path) as f:
             for line in f:
                 if re.match(r'^\S+:$', line):
                     label = line.strip().rstrip(':')
                 m = TAIL.match(line)
                 if m and label and re.match(r'^ws\d+t_', label):
-                    tails.append(float(m.group(1)) * 1000)
+                    plain.append(float(m.group(1)) * 1000)
+                elif m and label and re.match(r'^ws\d+tx_', label):
+                    probed.append(float(m.group(1)) * 1000)
+        tails += plain
+        if plain and probed:
+            event_costs.append(statistics.mean(probed) - statistics.mean(plain))
     if not tails:
         sys.exit('fit-profile.py: no threaded write tails in ' + ','.join(paths))
-    return statistics.mean(tails), (
-        f'[measured] the mean over {len(tails)} threaded runs of hackbench -g 1 -f 6 on one LLC '
-        f'({len(paths)} boot of the patched 6.1 guest built with guest-kernel-trace-syscalls.config, '
-        'tools/guest/runs-write-tail-trace.txt; tools/probes/write-tail.py, each run\'s mean to its 90th percentile) '
-        'of a write\'s time from its sched_wakeup line to its sys_exit line, over the writes that woke a task onto '
-        'their own CPU: the rest of try_to_wake_up() and the wait queue\'s walk, sock_def_readable(), '
-        'unix_stream_sendmsg() and vfs_write(), up to syscall_exit_work(). It holds the sched_wakeup line\'s own '
-        'recording after its timestamp, so it is an upper bound')
+    span = (f'[measured] the mean over {len(tails)} threaded runs of hackbench -g 1 -f 6 on one LLC '
+            f'({len(paths)} {spec["write_tail_unit"]}{"s" if len(paths) > 1 else ""} {spec["write_tail_where"]}; tools/probes/write-tail.py, each run\'s mean to its 90th '
+            'percentile) of a write\'s time from its sched_wakeup line to its sys_exit line, over the writes that woke '
+            'a task onto their own CPU: the rest of try_to_wake_up() and the wait queue\'s walk, sock_def_readable(), '
+            'unix_stream_sendmsg() and vfs_write(), up to syscall_exit_work()')
+    if not event_costs:
+        return statistics.mean(tails), span + ('. It holds the sched_wakeup line\'s own recording after its '
+                                               'timestamp, so it is an upper bound')
+    event = statistics.mean(event_costs)
+    return statistics.mean(tails) - event, (
+        f'{span} ({statistics.mean(tails):.0f} ns), less one trace event\'s recording, {event:.0f} ns: what one more '
+        'probe on sys_exit adds to the same span (runs ws6tx_*, the mean over '
+        f'{len(event_costs)} report{"s" if len(event_costs) > 1 else ""} of its growth over the plain runs)')
 
 
 def main():
@@ -341,7 +364,7 @@ def main():
         wakeup_paths, args = args[1].split(','), args[2:]
     if args[:1] == ['--write-tail']:
         write_tail_paths, args = args[1].split(','), args[2:]
-    write_tail_ns, write_tail_source = write_tail_of(write_tail_paths)
+    write_tail_ns, write_tail_source = write_tail_of(write_tail_paths, spec)
     schedlab, paths = args[0], args[1:]
     runs = read_runs(paths)
     switch_mm, switch_mm_source = switch_mm_of(read_runs(switch_mm_paths), spec) if switch_mm_paths else \

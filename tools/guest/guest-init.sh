@@ -111,7 +111,7 @@ while read -r label feats warm window cmd; do
       echo 0 > $T/tracing_on
       head -n "$window" $T/trace | sed "s/^/TRACE $label /"
       echo 0 > $T/events/sched/enable
-      [ -d $T/events/raw_syscalls ] && echo 0 > $T/events/raw_syscalls/enable
+      for g in raw_syscalls syscalls; do [ -d $T/events/$g ] && echo 0 > $T/events/$g/enable; done
     fi
     cat /tmp/ssa.txt; sstat B $label
     echo "RUN $label feats=$feats kids=0 ctxt_total=$((c1 - c0)) ctxt_window=0 tA=0 tB=0 $(grep -h 'Total time\|^Time' /tmp/out.txt | tr -s ' ')"
