@@ -74,7 +74,7 @@ MACHINES = {
         line_where='both emulated sockets are one host socket',
         write_tail_unit='boot',
         write_tail_where='of the patched 6.1 guest built with guest-kernel-trace-syscalls.config, '
-                         'tools/guest/runs-write-tail-trace.txt and runs-write-tail-event-cost.txt',
+                         'tools/guest/runs-write-tail-event-cost.txt',
         line_logs='; costs.c times it once both processes are pinned, and only the boots that ran that version, '
                   'costs-line-boot*.log, keep it',
         switch_scale_range=(1, 100),  # where the bisection looks for generic's multiple: TCG's switch is dearer
@@ -303,17 +303,19 @@ def write_tail_of(paths, spec):
     mean over the threaded runs (labels ws6t_*) of a write's time from its
     sched_wakeup line to its sys_exit line, for writes waking a task onto
     their own CPU. Threads: no change of address space, whose TLB refill
-    under TCG switch_mm holds. The tracer's own cost inside that span (the
-    wakeup line's recording after its timestamp, the exit work and probe
-    before sys_exit's) is taken out where a report also holds runs with one
-    more probe on sys_exit (labels ws6tx_*, tools/probes/host-write-tail.sh):
+    under TCG switch_mm holds. The tracer's own part of that span (the
+    wakeup line's recording after its timestamp, the sys_exit probe's
+    before its own) is read as one event and taken out where a report also
+    holds runs with one more probe on sys_exit (labels ws6tx_*,
+    runs-write-tail-event-cost.txt, tools/probes/host-write-tail.sh):
     their tails' growth over the same report's plain runs is one event's
-    recording, paid where the tail is."""
+    recording, paid where the tail is. Where any report has such runs,
+    only those reports count."""
     if not paths:
         return 0, ('[not measured] on this machine the whole of unix_send_base is charged before the write\'s '
-                   'wakeup; the emulated machine\'s traced 6.1 and this project\'s machine natively run about 40% of it '
-                   'after (machines/qemu-tcg-2s1c.toml, kvm-epyc-1s2c.toml)')
-    tails, event_costs = [], []
+                   'wakeup; the machines where it is measured run part of it after (machines/qemu-tcg-2s1c.toml, '
+                   'kvm-epyc-1s2c.toml)')
+    reports = []
     for path in paths:
         plain, probed, label = [], [], None
         with open(path) as f:
@@ -325,24 +327,28 @@ def write_tail_of(paths, spec):
                     plain.append(float(m.group(1)) * 1000)
                 elif m and label and re.match(r'^ws\d+tx_', label):
                     probed.append(float(m.group(1)) * 1000)
-        tails += plain
-        if plain and probed:
-            event_costs.append(statistics.mean(probed) - statistics.mean(plain))
-    if not tails:
+        if plain:
+            reports.append((plain, probed))
+    if not reports:
         sys.exit('fit-profile.py: no threaded write tails in ' + ','.join(paths))
+    corrected = [(plain, probed) for plain, probed in reports if probed]
+    used = corrected or reports
+    tails = [t for plain, _ in used for t in plain]
     span = (f'[measured] the mean over {len(tails)} threaded runs of hackbench -g 1 -f 6 on one LLC '
-            f'({len(paths)} {spec["write_tail_unit"]}{"s" if len(paths) > 1 else ""} {spec["write_tail_where"]}; tools/probes/write-tail.py, each run\'s mean to its 90th '
-            'percentile) of a write\'s time from its sched_wakeup line to its sys_exit line, over the writes that woke '
-            'a task onto their own CPU: the rest of try_to_wake_up() and the wait queue\'s walk, sock_def_readable(), '
-            'unix_stream_sendmsg() and vfs_write(), up to syscall_exit_work()')
-    if not event_costs:
-        return statistics.mean(tails), span + ('. It holds the sched_wakeup line\'s own recording after its '
-                                               'timestamp, so it is an upper bound')
-    event = statistics.mean(event_costs)
+            f'({len(used)} {spec["write_tail_unit"]}{"s" if len(used) > 1 else ""} {spec["write_tail_where"]}; '
+            'tools/probes/write-tail.py, each run\'s mean to its 90th percentile) of a write\'s time from its '
+            'sched_wakeup line to its sys_exit line, over the writes that woke a task onto their own CPU: the rest '
+            'of try_to_wake_up() and the wait queue\'s walk, sock_def_readable(), unix_stream_sendmsg() and '
+            'vfs_write(), up to syscall_exit_work()')
+    if not corrected:
+        return statistics.mean(tails), span + ('. It holds the tracer\'s own recording of the two lines, so it is '
+                                               'an upper bound')
+    event = statistics.mean(statistics.mean(probed) - statistics.mean(plain) for plain, probed in corrected)
     return statistics.mean(tails) - event, (
-        f'{span} ({statistics.mean(tails):.0f} ns), less one trace event\'s recording, {event:.0f} ns: what one more '
-        'probe on sys_exit adds to the same span (runs ws6tx_*, the mean over '
-        f'{len(event_costs)} report{"s" if len(event_costs) > 1 else ""} of its growth over the plain runs)')
+        f'{span} ({statistics.mean(tails):.0f} ns; the system calls traced unfiltered), less one trace event\'s '
+        f'recording, {event:.0f} ns: what one more probe on sys_exit adds to the same span (runs ws6tx_*, the mean '
+        f'over those {len(corrected)} of its growth over the plain runs), read as the tracer\'s part of the span '
+        '(the wakeup line\'s recording after its timestamp, the sys_exit probe\'s before its own): an assumption')
 
 
 def main():

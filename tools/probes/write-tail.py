@@ -14,8 +14,10 @@ that wakes nobody gives the call alone. Waking writes are split by where
 the wakee went (this CPU or another) and, on this CPU, by whether the
 writer's next switch puts it out preempted in favour of the wakee; for
 those it also gives sys_exit to that switch line (the return to user mode
-and __schedule() up to trace_sched_switch()). Times are the trace's, to
-the microsecond: the means to the 90th percentile are what to compare.
+and __schedule() up to trace_sched_switch()). Times are the trace's, at
+its clock's resolution (a guest's microseconds; the TSC in
+host-write-tail.sh's logs): the means to the 90th percentile are what to
+compare.
 
 Reads a guest's serial log (tools/guest/runs-write-tail-trace.txt: "TRACE
 label ..." lines) or a plain ftrace text file.
