@@ -32,7 +32,9 @@ and the wakeup are split as measured instead of by generic's ratio
 the switch is fitted as above. With --write-tail reports
 (tools/probes/write-tail.py on traced boots, tools/guest/measured-write-tail/)
 unix_send_tail is the threaded writes' mean time from their wakeup to their
-return (write_tail_of()); without them 0. Prints the medians and fits to
+return, less the tracer's part (write_tail_of()), and pipe_write_tail the
+same over pipes where the reports hold such runs (pipe_tail_of()); without
+them 0. Prints the medians and fits to
 stderr."""
 import json, os, re, statistics, subprocess, sys, tempfile
 
@@ -74,7 +76,9 @@ MACHINES = {
         line_where='both emulated sockets are one host socket',
         write_tail_unit='boot',
         write_tail_where='of the patched 6.1 guest built with guest-kernel-trace-syscalls.config, '
-                         'tools/guest/runs-write-tail-event-cost.txt',
+                         'tools/guest/runs-write-tail-null-syscall.txt',
+        pipe_tail_where='of the patched 6.1 guest built with guest-kernel-trace-syscalls.config, '
+                        'tools/guest/runs-pipe-write-tail.txt',
         line_logs='; costs.c times it once both processes are pinned, and only the boots that ran that version, '
                   'costs-line-boot*.log, keep it',
         switch_scale_range=(1, 100),  # where the bisection looks for generic's multiple: TCG's switch is dearer
@@ -100,6 +104,7 @@ MACHINES = {
         line_where='the two virtual CPUs are two cores of one host socket',
         write_tail_unit='session',
         write_tail_where='of tools/probes/host-write-tail.sh on this machine\'s own kernel (6.18), natively',
+        pipe_tail_where='of tools/probes/host-write-tail.sh on this machine\'s own kernel (6.18), natively',
         line_logs='',
         switch_scale_range=(0.1, 10),  # a native switch can be cheaper than generic's
         copy_note='native',
@@ -295,6 +300,28 @@ def wakeup_split(runs, spec, syscall, rq_lock_hold, line_ns, ipi_send):
 
 
 TAIL = re.compile(r'^  +its tail \(wakeup line to sys_exit\) +\d+ +mean to p90 +([\d.]+) us')
+NULL_CALL = re.compile(r'^  a null system call \(sys_enter to sys_exit\) +\d+ +mean to p90 +([\d.]+) us')
+
+
+def tail_reports(paths):
+    """Each write-tail.py report's figures, in ns, by kind of run: the threaded socket writes' tails (labels ws6t_*), the same
+    with one more probe on sys_exit (ws6tx_*), the pipe writes' (wp6t_*),
+    and the null system calls' spans (null_*)."""
+    kinds = (('socket', r'^ws\d+t_', TAIL), ('socket_probed', r'^ws\d+tx_', TAIL),
+             ('pipe', r'^wp\d+t_', TAIL), ('null', r'^null_', NULL_CALL))
+    reports = []
+    for path in paths:
+        report, label = {kind: [] for kind, _, _ in kinds}, None
+        with open(path) as f:
+            for line in f:
+                if re.match(r'^\S+:$', line):
+                    label = line.strip().rstrip(':')
+                for kind, label_re, figure in kinds:
+                    m = figure.match(line)
+                    if m and label and re.match(label_re, label):
+                        report[kind].append(float(m.group(1)) * 1000)
+        reports.append(report)
+    return reports
 
 
 def write_tail_of(paths, spec):
@@ -304,51 +331,92 @@ def write_tail_of(paths, spec):
     sched_wakeup line to its sys_exit line, for writes waking a task onto
     their own CPU. Threads: no change of address space, whose TLB refill
     under TCG switch_mm holds. The tracer's own part of that span (the
-    wakeup line's recording after its timestamp, the sys_exit probe's
-    before its own) is read as one event and taken out where a report also
-    holds runs with one more probe on sys_exit (labels ws6tx_*,
-    runs-write-tail-event-cost.txt, tools/probes/host-write-tail.sh):
-    their tails' growth over the same report's plain runs is one event's
-    recording, paid where the tail is. Where any report has such runs,
-    only those reports count."""
+    wakeup line's recording after its timestamp, the exit path as tracing
+    makes it up to the sys_exit line's timestamp) is taken out as a null
+    system call's whole traced span (labels null_*,
+    runs-write-tail-null-syscall.txt, host-write-tail.sh), which has the
+    same parts, with the sys_enter line's recording in place of the
+    wakeup line's (read as equal: an assumption) and getppid() besides,
+    a few loads. Where a report has no null runs but runs with one more
+    probe on sys_exit (labels ws6tx_*, runs-write-tail-event-cost.txt),
+    their growth is taken out instead (stop 83): one probe's recording,
+    less than the tracer's part, as it shares the tracepoint's dispatch
+    and the slow exit path with the first. Only the reports with the best
+    correction any of them has count."""
     if not paths:
         return 0, ('[not measured] on this machine the whole of unix_send_base is charged before the write\'s '
                    'wakeup; the machines where it is measured run part of it after (machines/qemu-tcg-2s1c.toml, '
                    'kvm-epyc-1s2c.toml)')
-    reports = []
-    for path in paths:
-        plain, probed, label = [], [], None
-        with open(path) as f:
-            for line in f:
-                if re.match(r'^\S+:$', line):
-                    label = line.strip().rstrip(':')
-                m = TAIL.match(line)
-                if m and label and re.match(r'^ws\d+t_', label):
-                    plain.append(float(m.group(1)) * 1000)
-                elif m and label and re.match(r'^ws\d+tx_', label):
-                    probed.append(float(m.group(1)) * 1000)
-        if plain:
-            reports.append((plain, probed))
+    reports = [(r['socket'], r['socket_probed'], r['null']) for r in tail_reports(paths) if r['socket']]
     if not reports:
         sys.exit('fit-profile.py: no threaded write tails in ' + ','.join(paths))
-    corrected = [(plain, probed) for plain, probed in reports if probed]
-    used = corrected or reports
-    tails = [t for plain, _ in used for t in plain]
+    used = ([r for r in reports if r[2]] or [r for r in reports if r[1]] or reports)
+    tails = [t for plain, _, _ in used for t in plain]
     span = (f'[measured] the mean over {len(tails)} threaded runs of hackbench -g 1 -f 6 on one LLC '
             f'({len(used)} {spec["write_tail_unit"]}{"s" if len(used) > 1 else ""} {spec["write_tail_where"]}; '
             'tools/probes/write-tail.py, each run\'s mean to its 90th percentile) of a write\'s time from its '
             'sched_wakeup line to its sys_exit line, over the writes that woke a task onto their own CPU: the rest '
             'of try_to_wake_up() and the wait queue\'s walk, sock_def_readable(), unix_stream_sendmsg() and '
             'vfs_write(), up to syscall_exit_work()')
-    if not corrected:
+    if used[0][2]:
+        nulls = [n for _, _, null in used for n in null]
+        tracer = statistics.mean(nulls)
+        probe = ''
+        if any(probed for _, probed, _ in used):
+            growth = statistics.mean(statistics.mean(probed) - statistics.mean(plain)
+                                     for plain, probed, _ in used if probed)
+            probe = (f'; one more probe on sys_exit adds {growth:.0f} ns to the tail (runs ws6tx_*), less, as it '
+                     'shares the tracepoint\'s dispatch and the slow exit path with the first')
+        return statistics.mean(tails) - tracer, (
+            f'{span} ({statistics.mean(tails):.0f} ns; the system calls traced unfiltered), less the tracer\'s own '
+            f'part of such a span, {tracer:.0f} ns: the whole traced span of a null system call in the same '
+            f'{spec["write_tail_unit"]}s (perf bench syscall basic, getppid(), sys_enter line to sys_exit line, '
+            f'runs null_*, the mean over {len(nulls)}), whose recording of the sys_enter line after its timestamp '
+            'is read as the wakeup line\'s (an assumption), and which holds getppid() itself besides, a few '
+            f'loads (stop 84){probe}')
+    if not used[0][1]:
         return statistics.mean(tails), span + ('. It holds the tracer\'s own recording of the two lines, so it is '
                                                'an upper bound')
-    event = statistics.mean(statistics.mean(probed) - statistics.mean(plain) for plain, probed in corrected)
+    event = statistics.mean(statistics.mean(probed) - statistics.mean(plain) for plain, probed, _ in used)
     return statistics.mean(tails) - event, (
         f'{span} ({statistics.mean(tails):.0f} ns; the system calls traced unfiltered), less one trace event\'s '
         f'recording, {event:.0f} ns: what one more probe on sys_exit adds to the same span (runs ws6tx_*, the mean '
-        f'over those {len(corrected)} of its growth over the plain runs), read as the tracer\'s part of the span '
-        '(the wakeup line\'s recording after its timestamp, the sys_exit probe\'s before its own): an assumption')
+        f'over those {len(used)} of its growth over the plain runs), read as the tracer\'s part of the span '
+        '(the wakeup line\'s recording after its timestamp, the sys_exit probe\'s before its own): an assumption, '
+        'and an underestimate of that part, as the probe shares the tracepoint\'s dispatch and the slow exit path '
+        'with the first (stop 84)')
+
+
+
+def pipe_tail_of(paths, spec, pipe_write_base):
+    """pipe_write_tail from the same reports: the mean over the runs of
+    hackbench -p (threads, labels wp6t_*; runs-pipe-write-tail.txt,
+    host-write-tail.sh) of a waking write's time from its sched_wakeup line
+    to its sys_exit line, less the mean null system call's traced span of
+    the same reports, as for unix_send_tail (write_tail_of())."""
+    reports = [r for r in tail_reports(paths) if r['pipe'] and r['null']]
+    tails = [t for r in reports for t in r['pipe']]
+    nulls = [n for r in reports for n in r['null']]
+    used = len(reports)
+    if not used:
+        return 0, ('[not measured] on this machine the whole of pipe_write_base is charged before the write\'s '
+                   'wakeup; the machines where it is measured run part of it after (machines/qemu-tcg-2s1c.toml, '
+                   'kvm-epyc-1s2c.toml)')
+    tail = statistics.mean(tails) - statistics.mean(nulls)
+    if not 0 <= tail <= pipe_write_base:
+        sys.exit(f'fit-profile.py: a pipe write\'s tail of {tail:.0f} ns is not a part of pipe_write_base '
+                 f'({pipe_write_base:.0f} ns)')
+    return tail, (
+        f'[measured] the mean over {len(tails)} threaded runs of hackbench -p -g 1 -f 6 on one LLC ({used} '
+        f'{spec["write_tail_unit"]}{"s" if used > 1 else ""} {spec["pipe_tail_where"]}; tools/probes/write-tail.py, '
+        'each run\'s mean to its 90th percentile) of a pipe write\'s time from its sched_wakeup line to its sys_exit '
+        'line, over the writes that woke a task onto their own CPU: the rest of try_to_wake_up() and the wait '
+        'queue\'s walk, kill_fasync(), file_update_time() and the rest of vfs_write(), up to syscall_exit_work() '
+        f'({statistics.mean(tails):.0f} ns; the system calls traced unfiltered), less the tracer\'s own part of such '
+        f'a span, {statistics.mean(nulls):.0f} ns, as for unix_send_tail (a null system call\'s traced span in the '
+        f'same {spec["write_tail_unit"]}s, the mean over {len(nulls)}; stop 84). The rest of the wakeup is under '
+        '0.1 us here (tools/probes/host-wakeup-remainder.sh), so this is the call\'s own. pipe_write_base is '
+        'timed untraced and on a 4-byte write; tracing also lengthens the call before the wakeup')
 
 
 def main():
@@ -466,8 +534,11 @@ def main():
                         f'{spec["copy_note"]}'))
         out.append(cost('pipe_read_base', med['pipe_read_4'] - syscall - copy(PIPE_TOKEN), 'ns',
                         called('pipe read of 4 B', 'pipe_read_4', PIPE_TOKEN)))
-        out.append(cost('pipe_write_base', med['pipe_write_4'] - syscall - copy(PIPE_TOKEN), 'ns',
+        pipe_write_base = med['pipe_write_4'] - syscall - copy(PIPE_TOKEN)
+        out.append(cost('pipe_write_base', pipe_write_base, 'ns',
                         called('pipe write of 4 B', 'pipe_write_4', PIPE_TOKEN)))
+        pipe_tail_ns, pipe_tail_source = pipe_tail_of(write_tail_paths, spec, pipe_write_base)
+        out.append(cost('pipe_write_tail', pipe_tail_ns, 'ns', pipe_tail_source))
         out.append(cost('unix_send_base', med['unix_stream_write_100_over_20'] - syscall - copy(MESSAGE), 'ns',
                         called('AF_UNIX stream write of 100 B nobody waits for, to 20 sockets in turn as a hackbench '
                                'sender writes (costs.c unix_stream_write_100_over_20; to one hot socket '

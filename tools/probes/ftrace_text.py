@@ -1,5 +1,6 @@
 """Reads ftrace text into events by run, for the probe scripts beside it
-(role-charges.py, write-tail.py).
+(role-charges.py, write-tail.py, wakeup-remainder.py), and sums up their
+spans (summary()).
 
 Two layouts: a guest's serial log, where tools/guest/guest-init.sh prints
 each traced run's lines as "TRACE label ...", and a plain trace file
@@ -9,6 +10,7 @@ being the task the line was written in (the "comm-pid" field) and flags the
 irqs-off/need-resched/context field ("d.h..", ".N...")."""
 import collections
 import re
+import statistics
 
 GUEST = re.compile(r'^TRACE (\S+)\s+(.*?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+): (\w+): (.*)$')
 PLAIN = re.compile(r'^\s*(.*?)-(\d+)\s+\[(\d+)\]\s+(\S+)\s+([\d.]+): (\w+): (.*)$')
@@ -32,3 +34,17 @@ def read_runs(path):
             pid, cpu, flags, t, event, body = fields
             runs.setdefault(label, []).append((int(pid), int(cpu), flags, float(t), event, body))
     return runs
+
+
+def summary(name, xs, digits=2):
+    """A span's count, the mean of its values up to the 90th percentile
+    (interrupts and switches stretch a few by tens of microseconds), the
+    median and the 90th percentile, in us, the mean to `digits` places."""
+    if not xs:
+        return f"  {name:44s} none"
+    xs = sorted(xs)
+    kept = xs[:max(1, int(0.9 * len(xs)))]
+    width = digits + 4
+    return (f"  {name:44s} {len(xs):7d}  mean to p90 {statistics.mean(kept):{width}.{digits}f} us  "
+            f"median {statistics.median(xs):{width - 1}.{digits - 1}f}  "
+            f"p90 {xs[int(0.9 * (len(xs) - 1))]:{width - 1}.{digits - 1}f}")

@@ -10,9 +10,11 @@ try_to_wake_up() up to ttwu_do_wakeup(), whose trace_sched_wakeup() comes
 after the preemption check), its tail the wakeup line to sys_exit (the rest
 of try_to_wake_up(), the wait queue's unlock, the rest of
 unix_stream_sendmsg() and vfs_write(), up to syscall_exit_work()). A write
-that wakes nobody gives the call alone. Waking writes are split by where
-the wakee went (this CPU or another) and, on this CPU, by whether the
-writer's next switch puts it out preempted in favour of the wakee; for
+that wakes nobody gives the call alone, and a null system call
+(getppid(): perf bench syscall basic) the tracer's own part of a span
+that ends at a sys_exit line (tools/guest/runs-write-tail-null-syscall.txt).
+Waking writes are split by where the wakee went (this CPU or another)
+and, on this CPU, by whether the writer's next switch puts it out preempted in favour of the wakee; for
 those it also gives sys_exit to that switch line (the return to user mode
 and __schedule() up to trace_sched_switch()). Times are the trace's, at
 its clock's resolution (a guest's microseconds; the TSC in
@@ -25,46 +27,41 @@ label ..." lines) or a plain ftrace text file.
   tools/probes/write-tail.py LOG
 """
 import re
-import statistics
 import sys
 
-from ftrace_text import read_runs
+from ftrace_text import read_runs, summary
 
 SWITCH = re.compile(r'prev_pid=(\d+) .*prev_state=(\S+) ==> next_comm=.*? next_pid=(\d+)')
 WAKEUP = re.compile(r'pid=(\d+) .*target_cpu=(\d+)')
 NR = re.compile(r'NR (\d+)')
-
-
-def summary(name, xs):
-    """The mean of the values up to the 90th percentile (interrupts and
-    switches stretch a few writes by tens of microseconds), and the median."""
-    if not xs:
-        return f"  {name:44s} none"
-    xs = sorted(xs)
-    kept = xs[:max(1, int(0.9 * len(xs)))]
-    return (f"  {name:44s} {len(xs):7d}  mean to p90 {statistics.mean(kept):6.2f} us  "
-            f"median {statistics.median(xs):5.1f}  p90 {xs[int(0.9 * (len(xs) - 1))]:5.1f}")
+GETPPID = '110'  # x86-64
 
 
 def main():
     for label, events in read_runs(sys.argv[1]).items():
         open_write = {}     # cpu -> [pid, t_enter, wakeups [(t, wakee, target)]]
+        open_null = {}      # cpu -> (pid, t_enter) of a getppid() with nothing traced since
         awaiting = {}       # cpu -> (pid, wakee, t_exit): a local waking write, until the next switch
-        alone, head, tail, remote_head, remote_tail = [], [], [], [], []
+        alone, head, tail, remote_head, remote_tail, null = [], [], [], [], [], []
         kept, preempted, exit_to_switch = [], [], []
         for pid, cpu, _, t, event, body in events:
+            entered_null = open_null.pop(cpu, None)
             if event == 'sys_enter':
                 m = NR.search(body)
                 if m and m.group(1) == '1':
                     open_write[cpu] = [pid, t, []]
+                elif m and m.group(1) == GETPPID:
+                    open_null[cpu] = (pid, t)
             elif event == 'sched_wakeup':
                 w = open_write.get(cpu)
                 m = WAKEUP.search(body)
                 if w and w[0] == pid and m:
                     w[2].append((t, int(m.group(1)), int(m.group(2))))
             elif event == 'sys_exit':
-                w = open_write.pop(cpu, None)
                 m = NR.search(body)
+                if entered_null and entered_null[0] == pid and m and m.group(1) == GETPPID:
+                    null.append((t - entered_null[1]) * 1e6)
+                w = open_write.pop(cpu, None)
                 if not w or w[0] != pid or not m or m.group(1) != '1':
                     continue
                 _, t0, wakeups = w
@@ -100,6 +97,8 @@ def main():
         print(summary("    then sys_exit to the switch line", exit_to_switch))
         print(summary("a write waking a task onto another CPU: head", remote_head))
         print(summary("  its tail", remote_tail))
+        if null:
+            print(summary("a null system call (sys_enter to sys_exit)", null))
 
 
 if __name__ == '__main__':
