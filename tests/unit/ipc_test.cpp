@@ -551,7 +551,7 @@ TEST(Pipe, V55HoldsSixHundredFortyMessages) {
 // past the wakeup granularity, preempts it at the write's return: its
 // sched_wakeup comes the tail before the switch to it. On the emulated
 // machine's profile the tail is measured; where a profile has none the
-// switch follows the wakeup at once. pipe_write_tail likewise for a pipe.
+// switch follows the wakeup at once.
 namespace {
 struct WakeupToSwitch final : obs::Observer {
   int reader_pid = -1;
@@ -563,13 +563,10 @@ struct WakeupToSwitch final : obs::Observer {
     if (next && next->pid == reader_pid && woken_at >= 0 && switched_at < 0) switched_at = t;
   }
 };
-int64_t wakeup_to_switch_ns(const std::string& machine, bool over_a_pipe = false) {
+int64_t wakeup_to_switch_ns(const std::string& machine) {
   TinySim s(machine, "linux-4.0");
   Fd fds[2];
-  if (over_a_pipe)
-    workload::make_pipe(s.k.config(), fds);
-  else
-    workload::make_socketpair(s.k.config(), fds);
+  workload::make_socketpair(s.k.config(), fds);
   WakeupToSwitch seen;
   s.k.add_observer(&seen);
   kernel::Task* reader = s.k.spawn("reader", [&](Proc& p) -> Co<void> {
@@ -597,16 +594,4 @@ TEST(UnixSocket, AWakeeThatPreemptsItsWriterWaitsForTheWritesTail) {
   EXPECT_LE(waited, tail * 103 / 100 + 500);
   EXPECT_EQ(hw::load_machine("generic").costs.unix_send_tail, 0);
   EXPECT_EQ(wakeup_to_switch_ns("generic"), 0);
-}
-
-TEST(Pipe, AWakeeThatPreemptsItsWriterWaitsForTheWritesTail) {
-  for (const char* machine : {"qemu-tcg-2s1c", "kvm-epyc-1s2c"}) {
-    const int64_t tail = hw::load_machine(machine).costs.pipe_write_tail;
-    ASSERT_GT(tail, 0) << machine;
-    const int64_t waited = wakeup_to_switch_ns(machine, true);
-    EXPECT_GE(waited, tail * 97 / 100) << machine;  // the cost jitter is +-2%
-    EXPECT_LE(waited, tail * 103 / 100 + 500) << machine;
-  }
-  EXPECT_EQ(hw::load_machine("generic").costs.pipe_write_tail, 0);
-  EXPECT_EQ(wakeup_to_switch_ns("generic", true), 0);
 }

@@ -6,7 +6,7 @@
 # printed in a guest serial log's layout ("TRACE label ...") for
 # tools/probes/write-tail.py. Needs root, tracefs and perf. The same
 # threaded hackbench over pipes (labels wp6t_*) gives a waking
-# pipe_write()'s tail, which fit-profile.py does not read.
+# pipe_write()'s tail, which fit-profile.py prints and does not fit.
 #
 # The tracer's own cost sits inside the tail it measures: the sched_wakeup
 # line's recording goes on after its timestamp, and the sys_exit line's
@@ -15,18 +15,21 @@
 # tracepoint, registered first (syscalls:sys_exit_write, whose lines
 # write-tail.py does not read): its whole recording lands inside the tail,
 # and the tail's growth is one event's cost measured where it is paid.
-# That probe shares the tracepoint's dispatch with the first, and the slow
-# exit path that tracing forces is there in both runs, so one probe is
-# less than the tracer's part of the tail. A null system call's span
-# ("null" labels: perf bench syscall basic, getppid()) holds the same
-# parts: a line's recording after its timestamp (the sys_enter line's
-# where a tail has the sched_wakeup line's, read as equal: an assumption)
-# and the exit path, as tracing makes it, to the sys_exit line's
-# timestamp; besides them only the entry's rest and getppid() itself, a
-# few loads. tools/guest/fit-profile.py subtracts it (stop 84; stop 83
-# subtracted one probe). The system calls are
-# traced unfiltered: a filtered event is recorded in a per-CPU
-# buffer and stamped only when its commit copies it into the ring
+# It is a whole probe and the loop over probes that a second one
+# brings (kernel/tracepoint.c: with one probe the static call points at
+# it, with two at __traceiter_*); tools/guest/fit-profile.py reads the
+# tracer's part of the plain tail (the wakeup line's recording after its
+# timestamp, the sys_exit probe's before its own) as one such event and
+# subtracts it: an assumption, not a measurement. A null system call's
+# span ("null" labels: perf bench syscall basic, getppid(), stop 84) holds
+# a line's recording after its timestamp and the exit path to the
+# sys_exit line's timestamp as a tail does, and real work besides (the
+# entry's rest, getppid(), the return), so the tail less it is a lower
+# bound, which the fit gives beside its value. On 6.18 the system-call
+# tracepoints may fault (__DECLARE_TRACE_SYSCALL) where sched_wakeup's may
+# not, so the sys_enter line's recording need not cost the wakeup line's.
+# The system calls are traced unfiltered: a filtered event is recorded in
+# a per-CPU buffer and stamped only when its commit copies it into the ring
 # (kernel/trace/trace.c, trace_event_buffer_lock_reserve(),
 # __buffer_unlock_commit()), which would put a filtered sys_exit line's
 # whole recording before its timestamp, inside the tail (stop 83: 0.48

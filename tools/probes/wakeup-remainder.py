@@ -11,9 +11,12 @@ wake_up_q()'s step (put_task_struct()) and the second call's start up to
 its tracepoint (pi_lock, the state check), plus the tracer's own part: the
 first line's recording after its timestamp and the second's before its own.
 Runs labelled ..._extra (host-wakeup-remainder.sh) have one more probe on
-sched_wakeup, registered last, whose whole recording lands in the span: its
-growth is one probe's cost, which with the tracepoint's own dispatch
-(shared by the two probes, so not in that growth) is the tracer's part.
+sched_wakeup, registered last, whose whole recording lands in the span:
+its growth is that probe and the loop over probes a second one brings
+(kernel/tracepoint.c), read, as in write-tail.py's runs, as the tracer's
+part of the plain span (an assumption). What is left also holds
+wake_up_q()'s put_task_struct() and the next call's pi_lock and state
+check, so it bounds the rest from above.
 Spans are split by where the first wakee went (this CPU or another).
 From the last wakeup line of a futex() call to its sys_exit line lies the
 same rest of try_to_wake_up(), futex_wake()'s return and the exit path,

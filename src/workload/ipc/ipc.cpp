@@ -236,17 +236,10 @@ void pipe_lock_and_load_state(Pipe& pipe, LinePath& path) {
   if (pipe.charge_lines) path.load(pipe.info_line);
 }
 
-// The part of a pipe write after its wakeup of the readers
-// (pipe_write_tail), which the write's hold leaves out: the wakee of a
-// preempting wakeup waits for it, one on another CPU does not.
-Co<void> pipe_write_tail(Proc& p) {
-  if (const int64_t tail = p.costs().pipe_write_tail; tail > 0) co_await p.sys(tail);
-}
-
 // fs/pipe.c (v4.0) pipe_write()
 Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
   const auto& c = p.costs();
-  const int64_t hold = c.pipe_write_base - c.pipe_write_tail + copy_cost(p, p.cpu(), total_len);
+  const int64_t hold = c.pipe_write_base + copy_cost(p, p.cpu(), total_len);
   co_await pipe_syscall(p, pipe, hold);
   int64_t ret = 0;
   bool do_wakeup = false;
@@ -294,10 +287,8 @@ Co<int64_t> pipe_write40(Proc& p, Pipe& pipe, int64_t total_len) {
   }
   pipe_unlock(pipe, path);
   if (do_wakeup) co_await pipe_wake_up(p, path, pipe);
-  // Then kill_fasync(), sb_start_write_trylock(), file_update_time() and,
-  // in vfs_write(), fsnotify_modify(), whose srcu_read_lock() waits for
-  // the wakeup's stores.
-  co_await pipe_write_tail(p);
+  // Then sb_start_write_trylock() and, in vfs_write(), fsnotify_modify()'s
+  // srcu_read_lock().
   co_await pipe_write_barrier(p, pipe, path);
   co_return ret;
 }
@@ -417,7 +408,7 @@ bool pipe_full55(const Pipe& pipe) { return static_cast<int>(pipe.bufs.size()) >
 // fs/pipe.c (v5.15) pipe_write()
 Co<int64_t> pipe_write55(Proc& p, Pipe& pipe, int64_t total_len) {
   const auto& c = p.costs();
-  const int64_t hold = c.pipe_write_base - c.pipe_write_tail + copy_cost(p, p.cpu(), total_len);
+  const int64_t hold = c.pipe_write_base + copy_cost(p, p.cpu(), total_len);
   co_await pipe_syscall(p, pipe, hold);
   int64_t ret = 0;
   bool wake_next_writer = false;
@@ -459,9 +450,7 @@ Co<int64_t> pipe_write55(Proc& p, Pipe& pipe, int64_t total_len) {
   // or not."
   if (was_empty || pipe.poll_usage) co_await pipe_wake_up55(p, path, pipe, pipe.rd_wait);
   if (wake_next_writer) co_await pipe_wake_up55(p, path, pipe, pipe.wr_wait);
-  // kill_fasync(), sb_start_write_trylock(), file_update_time(), and
-  // vfs_write()'s fsnotify_modify().
-  co_await pipe_write_tail(p);
+  // sb_start_write_trylock() and file_update_time().
   co_await pipe_write_barrier(p, pipe, path);
   co_return ret;
 }
@@ -644,7 +633,7 @@ Co<void> pipe_wait_as_writer24(Proc& p, LinePath& path, Pipe& pipe, int64_t free
 // i_ctime and i_mtime, on the semaphore's line; up(); dnotify_parent().
 Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
   const auto& c = p.costs();
-  const int64_t hold = c.pipe_write_base - c.pipe_write_tail + copy_cost(p, p.cpu(), count);
+  const int64_t hold = c.pipe_write_base + copy_cost(p, p.cpu(), count);
   co_await pipe_syscall(p, pipe, hold);
   const bool lines = pipe.charge_lines;
   LinePath path(p);
@@ -674,8 +663,6 @@ Co<int64_t> pipe_write24(Proc& p, Pipe& pipe, int64_t count) {
     } while (PAGE_SIZE - pipe.len24 == 0);
   }
   co_await pipe_wake_up24(p, path, pipe, 0);
-  // The times' update, up(), and sys_write()'s dnotify_parent() and fput().
-  co_await pipe_write_tail(p);
   if (lines) {
     path.store(pipe.sem_line);
     path.locked(pipe.sem_line);
