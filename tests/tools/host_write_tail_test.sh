@@ -5,7 +5,10 @@
 # machine's 6.18 (stop 83; perf bench sched messaging -g 1 -t, the events of
 # runs-write-tail-trace.txt), whose one local waking write has a 0.52 us
 # tail at the trace's rate of 2.596134 ticks a nanosecond, and 120 lines
-# of a null system call's loop (stop 84; at 2.5961 ticks a nanosecond).
+# of a null system call's loop (stop 84; at 2.5961 ticks a nanosecond)
+# with 9 more made by hand: a plain call; one with another task's line
+# between its entry and exit, one returning another call's number, and
+# one with a line on another CPU between (which counts): 61 null calls.
 set -eu
 src=$1
 command -v python3 > /dev/null || exit 77

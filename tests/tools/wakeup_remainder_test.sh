@@ -5,6 +5,9 @@
 # trace's rate of 2.5962 ticks a nanosecond), against the expected report:
 # 7 spans from a local wakee's wakeup line to the next wakee's waking line,
 # 1 from a remote one's, and 2 from a last wakeup line to futex()'s sys_exit.
+# 10 lines made by hand at the end count for none of them: another task's
+# waking line after a wakeup, a remote last wakeup before futex()'s
+# sys_exit, and a local one before another call's.
 set -eu
 src=$1
 command -v python3 > /dev/null || exit 77

@@ -8,8 +8,8 @@ they cost while the other end streams (tools/guest/measured-streaming/):
 
     tools/guest/fit-profile.py [--switch-mm LOG,...] [--wakeup LOG,...] [--write-tail REPORT,...] \
         build/release/schedlab LOG... > machines/qemu-tcg-2s1c.toml
-    tools/guest/fit-profile.py --machine kvm-epyc-1s2c [--switch-mm LOG,...] build/release/schedlab LOG... \
-        > machines/kvm-epyc-1s2c.toml
+    tools/guest/fit-profile.py --machine kvm-epyc-1s2c [--switch-mm LOG,...] [--write-tail REPORT,...] \
+        build/release/schedlab LOG... > machines/kvm-epyc-1s2c.toml
     tools/guest/fit-profile.py --machine qemu-tcg-2s1c-streaming build/release/schedlab LOG... \
         > machines/qemu-tcg-2s1c-streaming.toml
 
@@ -384,7 +384,8 @@ def pipe_tail_of(paths):
     and not a cost: the mean over the runs of hackbench -p (threads, labels
     wp6t_*; runs-pipe-write-tail.txt, host-write-tail.sh) of the span from
     a waking write's sched_wakeup line to its sys_exit line, less the same
-    reports' null system calls, as for unix_send_tail. Most of it is the
+    reports' null system calls: a lower bound (write_tail_of()), as the
+    pipe runs have no probe runs beside them. Most of it is the
     wakeup's own rest (tools/probes/host-wakeup-remainder.sh), which a
     4-byte write nobody waits for, pipe_write_base, does not hold, so it
     cannot be taken out of that base (which the pipe mutex's hold is
@@ -458,8 +459,8 @@ def main():
     pipe_write_base = med['pipe_write_4'] - syscall - copy(PIPE_TOKEN)
     pipe_tail = pipe_tail_of(write_tail_paths)
     if pipe_tail is not None:
-        print(f'a waking pipe write\'s tail, not a cost: {pipe_tail:.0f} ns, {100 * pipe_tail / pipe_write_base:.0f}% '
-              'of pipe_write_base (pipe_tail_of())', file=sys.stderr)
+        print(f'a waking pipe write\'s tail, not a cost: at least {pipe_tail:.0f} ns, '
+              f'{100 * pipe_tail / pipe_write_base:.0f}% of pipe_write_base (pipe_tail_of())', file=sys.stderr)
 
     line_ns = med['line_round_trip_cpu0_cpu1'] / 2
     split = wakeup_split(read_runs(wakeup_paths), spec, syscall, GENERIC['rq_lock_hold'] * scale, line_ns,

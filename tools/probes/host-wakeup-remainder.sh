@@ -6,8 +6,9 @@
 # plain, and ("_extra" labels) with one more probe on sched_wakeup, from a
 # second trace instance enabled after the first, so that it runs after
 # the first probe's timestamp, and a null system call's loop (labels
-# null_*: perf bench syscall basic) for the tracer's own part of a span
-# that ends at a sys_exit line, which tools/probes/write-tail.py reports.
+# null_*: perf bench syscall basic), whose span bounds from above the
+# tracer's own part of one that ends at a sys_exit line (it holds real
+# work besides), which tools/probes/write-tail.py reports.
 # Printed in a guest serial log's layout for tools/probes/wakeup-remainder.py.
 # Needs root, tracefs, gcc and perf.
 #

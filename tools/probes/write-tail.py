@@ -12,7 +12,8 @@ of try_to_wake_up(), the wait queue's unlock, the rest of
 unix_stream_sendmsg() and vfs_write(), up to syscall_exit_work()). A write
 that wakes nobody gives the call alone, and a null system call
 (getppid(): perf bench syscall basic) the tracer's own part of a span
-that ends at a sys_exit line (tools/guest/runs-write-tail-null-syscall.txt).
+that ends at a sys_exit line and real work besides, a bound from above on
+that part (tools/guest/runs-write-tail-null-syscall.txt).
 Waking writes are split by where the wakee went (this CPU or another)
 and, on this CPU, by whether the writer's next switch puts it out preempted in favour of the wakee; for
 those it also gives sys_exit to that switch line (the return to user mode
