@@ -213,6 +213,8 @@ class Kernel final : public SchedCore {
   // charged to the waker before the enqueue; false for a queued wakeup.
   bool ttwu_lock_and_activate(Task* p, int c);
   void ttwu_queue(Task* p, int c, int wake_flags);
+  // What try_to_wake_up() runs on the waker after ttwu_queue() (ttwu_tail).
+  void ttwu_finish();
   // Whether the wakee is queued only after the placement's cost (CFS
   // kernels) or before it (2.4: add_to_runqueue(), then reschedule_idle()).
   [[nodiscard]] bool ttwu_enqueues_after_placement() const;

@@ -20,7 +20,9 @@ command -v python3 > /dev/null || exit 77
 # switch_mm's own logs (round trips between threads as well as processes)
 # are kept apart, so that they move no other median; so are the wakeup
 # split's (yield round trips and waking writes, stop 70), and the write's
-# tail after its wakeup (write-tail.py's reports of traced boots, stop 82).
+# tail after its wakeup (write-tail.py's reports of traced boots, stop 82),
+# and the wakeup's own rest (wakeup-remainder.py's reports, stop 85), kept
+# under the write tails' directory in wakeup-remainder/.
 switch_mm= wakeup= write_tail=
 case $machine in
   qemu-tcg-2s1c) logs=$src/tools/guest/measured switch_mm=$src/tools/guest/measured-switch-mm
@@ -35,6 +37,9 @@ set --
 if [ -n "$switch_mm" ]; then set -- --switch-mm "$(ls "$switch_mm"/*.log | tr '\n' ',' | sed 's/,$//')"; fi
 if [ -n "$wakeup" ]; then set -- "$@" --wakeup "$(ls "$wakeup"/*.log | tr '\n' ',' | sed 's/,$//')"; fi
 if [ -n "$write_tail" ]; then set -- "$@" --write-tail "$(ls "$write_tail"/*.txt | tr '\n' ',' | sed 's/,$//')"; fi
+if [ -n "$write_tail" ] && [ -d "$write_tail/wakeup-remainder" ]; then
+  set -- "$@" --wakeup-rest "$(ls "$write_tail"/wakeup-remainder/*.txt | tr '\n' ',' | sed 's/,$//')"
+fi
 python3 "$src/tools/guest/fit-profile.py" --machine "$machine" "$@" "$schedlab" "$logs"/*.log > "$out" 2> "$out.err" \
   || { cat "$out.err"; rm -f "$out" "$out.err"; exit 1; }
 if [ "${SCHEDLAB_UPDATE_GOLDEN:-}" = 1 ]; then cp "$out" "$src/machines/$machine.toml"; fi

@@ -546,12 +546,15 @@ TEST(Pipe, V55HoldsSixHundredFortyMessages) {
 }
 
 // unix_send_tail: the part of a write after its last skb's sk_data_ready()
-// (the rest of the wakeup, sock_def_readable(), unix_stream_sendmsg() and
-// vfs_write()). A reader asleep on the socket, with a lead over the writer
+// (the rest of the wait queue's walk, sock_def_readable(),
+// unix_stream_sendmsg() and vfs_write()), after the wakeup's own rest,
+// ttwu_tail. A reader asleep on the socket, with a lead over the writer
 // past the wakeup granularity, preempts it at the write's return: its
-// sched_wakeup comes the tail before the switch to it. On the emulated
-// machine's profile the tail is measured; where a profile has none the
-// switch follows the wakeup at once.
+// sched_wakeup comes the two tails before the switch to it. A pipe's
+// write has no tail of its own after its wakeup in the model, so there the
+// reader waits for the wakeup's rest alone. On the emulated machine's
+// profile both are measured; where a profile has neither the switch
+// follows the wakeup at once.
 namespace {
 struct WakeupToSwitch final : obs::Observer {
   int reader_pid = -1;
@@ -563,10 +566,13 @@ struct WakeupToSwitch final : obs::Observer {
     if (next && next->pid == reader_pid && woken_at >= 0 && switched_at < 0) switched_at = t;
   }
 };
-int64_t wakeup_to_switch_ns(const std::string& machine) {
+int64_t wakeup_to_switch_ns(const std::string& machine, bool socket = true) {
   TinySim s(machine, "linux-4.0");
   Fd fds[2];
-  workload::make_socketpair(s.k.config(), fds);
+  if (socket)
+    workload::make_socketpair(s.k.config(), fds);
+  else
+    workload::make_pipe(s.k.config(), fds);
   WakeupToSwitch seen;
   s.k.add_observer(&seen);
   kernel::Task* reader = s.k.spawn("reader", [&](Proc& p) -> Co<void> {
@@ -587,11 +593,18 @@ int64_t wakeup_to_switch_ns(const std::string& machine) {
 }  // namespace
 
 TEST(UnixSocket, AWakeeThatPreemptsItsWriterWaitsForTheWritesTail) {
-  const int64_t tail = hw::load_machine("qemu-tcg-2s1c").costs.unix_send_tail;
-  ASSERT_GT(tail, 0);
+  const auto& c = hw::load_machine("qemu-tcg-2s1c").costs;
+  ASSERT_GT(c.unix_send_tail, 0);
+  ASSERT_GT(c.ttwu_tail, 0);
+  const int64_t tail = c.ttwu_tail + c.unix_send_tail;
   const int64_t waited = wakeup_to_switch_ns("qemu-tcg-2s1c");
   EXPECT_GE(waited, tail * 97 / 100);  // the cost jitter is +-2%
   EXPECT_LE(waited, tail * 103 / 100 + 500);
+  const int64_t on_a_pipe = wakeup_to_switch_ns("qemu-tcg-2s1c", false);
+  EXPECT_GE(on_a_pipe, c.ttwu_tail * 97 / 100);
+  EXPECT_LE(on_a_pipe, c.ttwu_tail * 103 / 100 + 500);
   EXPECT_EQ(hw::load_machine("generic").costs.unix_send_tail, 0);
+  EXPECT_EQ(hw::load_machine("generic").costs.ttwu_tail, 0);
   EXPECT_EQ(wakeup_to_switch_ns("generic"), 0);
+  EXPECT_EQ(wakeup_to_switch_ns("generic", false), 0);
 }

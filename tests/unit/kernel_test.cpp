@@ -1509,6 +1509,17 @@ TEST(Kernel, WithIrqTimeAccountingTheInterruptedTaskDoesNotPayForTheHandler) {
   EXPECT_NEAR(entry.hog_run_ns, entry.hog_preempted_at - entry.hog_in_at, kHandlerNs / 20);
 }
 
+// A what-if machine for a test: `base` on `topology` with one cost set to
+// `value` and no cost jitter, written to the test's temporary directory.
+std::string machine_with_cost(const char* base, const char* topology, const std::string& cost, int64_t value) {
+  const auto profile = std::filesystem::path(::testing::TempDir()) /
+                       ("schedlab_" + cost + "_" + std::to_string(value) + ".toml");
+  std::ofstream(profile) << "[machine]\nextends = \"" << base << "\"\nname = \"" << cost << "\"\ntopology = \""
+                         << topology << "\"\n[costs]\n"
+                         << cost << " = { value = " << value << ", unit = \"ns\", source = \"test\" }\n"
+                         << "cost_jitter_permille = { value = 0, unit = \"permille\", source = \"test\" }\n";
+  return profile.string();
+}
 // The idle loop's way out (`idle_exit_path`, tick_nohz_idle_exit()) runs
 // before its schedule(), on a CPU whose tick it stopped: a sleeper woken on
 // an idle CPU finishes that much later. 2.4 has no NO_HZ idle and pays
@@ -1518,13 +1529,7 @@ struct IdleLoopExits {
   int64_t idle_loop_ns = 0;  // everything charged to the idle loop's exit
 };
 IdleLoopExits sleeper_woken_on_idle_cpu2(int64_t exit_path_ns, const char* preset) {
-  const auto profile = std::filesystem::path(::testing::TempDir()) /
-                       ("schedlab_idle_exit_path_" + std::to_string(exit_path_ns) + ".toml");
-  std::ofstream(profile) << "[machine]\nextends = \"haswell-2s8c2t\"\nname = \"idle_exit\"\ntopology = \"2s2c1t\"\n"
-                         << "[costs]\nidle_exit_path = { value = " << exit_path_ns
-                         << ", unit = \"ns\", source = \"test\" }\n"
-                         << "cost_jitter_permille = { value = 0, unit = \"permille\", source = \"test\" }\n";
-  TinySim s(profile.string(), preset);
+  TinySim s(machine_with_cost("haswell-2s8c2t", "2s2c1t", "idle_exit_path", exit_path_ns), preset);
   IdleLoopExits out;
   struct Seen final : obs::Observer {
     IdleLoopExits* out = nullptr;
@@ -1537,6 +1542,56 @@ IdleLoopExits sleeper_woken_on_idle_cpu2(int64_t exit_path_ns, const char* prese
   run_wakeup_of_pinned_sleeper(s, 2);
   out.idle_loop_ns = s.k.work_by_path()[static_cast<size_t>(kernel::CostPath::IdleLoop)];
   return out;
+}
+
+namespace {
+// When the sleeper pinned to `sleeper_cpu` (1: the waker's LLC, 2: the
+// other socket) starts running, and when the waker exits, on
+// haswell-2s8c2t's costs with ttwu_tail at `tail_ns` and no jitter.
+struct RestTimes {
+  int64_t sleeper_runs = -1, waker_exits = -1;
+};
+RestTimes wakeup_with_rest(int64_t tail_ns, int sleeper_cpu) {
+  TinySim s(machine_with_cost("haswell-2s8c2t", "2s2c1t", "ttwu_tail", tail_ns), "linux-4.0");
+  RestTimes out;
+  struct Seen final : obs::Observer {
+    RestTimes* out = nullptr;
+    bool woken = false;
+    void on_waking(int64_t, int, const kernel::Task* p, int) override {
+      if (p->comm == "sleeper") woken = true;
+    }
+    void on_switch(int64_t t, int, const kernel::Task*, obs::PrevState, const kernel::Task* next) override {
+      if (woken && next && next->comm == "sleeper" && out->sleeper_runs < 0) out->sleeper_runs = t;
+    }
+    void on_exit(int64_t t, int, const kernel::Task* p) override {
+      if (p->comm == "waker") out->waker_exits = t;
+    }
+  } seen;
+  seen.out = &out;
+  s.k.add_observer(&seen);
+  run_wakeup_of_pinned_sleeper(s, sleeper_cpu);
+  return out;
+}
+}  // namespace
+
+// ttwu_tail is what try_to_wake_up() runs after the enqueue or the IPI
+// (Kernel::ttwu_finish()): it delays the waker by its length and a wakee
+// elsewhere not at all, whether the waker enqueues it (its LLC) or queues it
+// on the target's wake list (the other socket). (A wakee on the waker's own
+// CPU that preempts runs only after it, as the rest runs with interrupts
+// off: UnixSocket.AWakeeThatPreemptsItsWriterWaitsForTheWritesTail times it
+// on a pipe.)
+TEST(Wakeup, TheWakeupsRestDelaysTheWakerNotAWakeeElsewhere) {
+  constexpr int64_t kTailNs = 1000000;  // 1 ms stands out from the timing it moves
+  for (int cpu : {1, 2}) {
+    const auto none = wakeup_with_rest(0, cpu), rest = wakeup_with_rest(kTailNs, cpu);
+    ASSERT_GE(none.sleeper_runs, 0) << cpu;
+    EXPECT_EQ(rest.sleeper_runs, none.sleeper_runs) << cpu;
+    // and a tick that now lands in the waker's longer run
+    EXPECT_GE(rest.waker_exits - none.waker_exits, kTailNs) << cpu;
+    EXPECT_LE(rest.waker_exits - none.waker_exits, kTailNs + hw::load_machine("haswell-2s8c2t").costs.tick_handler)
+        << cpu;
+  }
 }
 
 TEST(Idle, LeavingTheIdleLoopWithItsTickStoppedDelaysTheWakee) {
@@ -2509,12 +2564,7 @@ void run_forked_pingpong(TinySim& s, bool thread, int parent_cpu, int child_cpu,
 // change of address space: the work charged to context switches.
 int64_t switch_work_of_a_forked_pingpong(int64_t switch_mm_ns, bool thread, int parent_cpu, int child_cpu,
                                          int rounds) {
-  const auto profile = std::filesystem::path(::testing::TempDir()) /
-                       ("schedlab_switch_mm_" + std::to_string(switch_mm_ns) + ".toml");
-  std::ofstream(profile) << "[machine]\nextends = \"generic\"\nname = \"switch_mm\"\ntopology = \"1s2c1t\"\n"
-                         << "[costs]\nswitch_mm = { value = " << switch_mm_ns << ", unit = \"ns\", source = \"test\" }\n"
-                         << "cost_jitter_permille = { value = 0, unit = \"permille\", source = \"test\" }\n";
-  TinySim s(profile.string(), "linux-4.0");
+  TinySim s(machine_with_cost("generic", "1s2c1t", "switch_mm", switch_mm_ns), "linux-4.0");
   run_forked_pingpong(s, thread, parent_cpu, child_cpu, rounds);
   return s.k.work_by_path()[static_cast<size_t>(kernel::CostPath::ContextSwitch)];
 }

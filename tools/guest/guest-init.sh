@@ -10,6 +10,7 @@
 #           (/proc/stat ctxt) are counted; "trace N" or "trace N:EVENTS":
 #           the same, with the sched: tracepoints on (EVENTS, comma-separated,
 #           an event may carry !COMM to leave out the tasks named COMM,
+#           +EVENT adds one more probe on EVENT from a second instance,
 #           or wakings, wakeups, migrations, forks and switches; a kernel built with
 #           EXTRA_CONFIG=guest-kernel-trace.config), and the trace's first N
 #           lines printed as "TRACE label ..." ("trace@S N": traced from S
@@ -85,7 +86,12 @@ while read -r label feats warm window cmd; do
     echo 0 > $T/tracing_on; echo 0 > $T/options/overwrite; echo 8192 > $T/buffer_size_kb; echo > $T/trace
     events="sched_waking sched_wakeup sched_wakeup_new sched_migrate_task sched_switch sched_process_fork"
     case $window in *:*) events=$(echo ${window#*:} | tr , ' '); window=${window%%:*};; esac
+    extra=
     for e in $events; do
+      # +EVENT: one more probe on EVENT, from a second trace instance
+      # (extra_probe) enabled after this one's, so that it runs after this
+      # instance's probe has taken its timestamp; its lines are not printed
+      case $e in +*) extra="$extra ${e#+}"; continue;; esac
       # GROUP/EVENT#FILTER: an event outside sched: with its filter
       # (raw_syscalls/sys_exit#id==1: write(2)'s returns).
       case $e in */*) d=$T/events/${e%%#*}
@@ -95,6 +101,13 @@ while read -r label feats warm window cmd; do
                   *) echo 0 > $T/events/sched/$e/filter;; esac
       echo 1 > $T/events/sched/$e/enable || echo "SETTING_FAILED $label trace $e"
     done
+    if [ -n "$extra" ]; then
+      mkdir $T/instances/extra_probe
+      for e in $extra; do
+        case $e in */*) ;; *) e=sched/$e;; esac
+        echo 1 > $T/instances/extra_probe/events/$e/enable || echo "SETTING_FAILED $label trace +$e"
+      done
+    fi
     [ "$after" = 0 ] && echo 1 > $T/tracing_on
   fi
   echo "CMD $label $cmd"
@@ -112,6 +125,7 @@ while read -r label feats warm window cmd; do
       head -n "$window" $T/trace | sed "s/^/TRACE $label /"
       echo 0 > $T/events/sched/enable
       for g in raw_syscalls syscalls; do [ -d $T/events/$g ] && echo 0 > $T/events/$g/enable; done
+      [ -d $T/instances/extra_probe ] && { echo 0 > $T/instances/extra_probe/events/enable; rmdir $T/instances/extra_probe; }
     fi
     cat /tmp/ssa.txt; sstat B $label
     echo "RUN $label feats=$feats kids=0 ctxt_total=$((c1 - c0)) ctxt_window=0 tA=0 tB=0 $(grep -h 'Total time\|^Time' /tmp/out.txt | tr -s ' ')"

@@ -33,7 +33,7 @@ esac
 root=$work/initrd
 mkdir -p "$root/bin" "$root/usr/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
 cp /bin/busybox "$root/bin/"
-for a in sh cat ls mount echo sleep awk grep sed poweroff ps head tail wc tr cut sort renice; do
+for a in sh cat ls mount echo sleep awk grep sed poweroff ps head tail wc tr cut sort renice taskset; do
   ln -sf busybox "$root/bin/$a"
 done
 cp /usr/bin/perf /usr/bin/hackbench "$root/usr/bin/"
@@ -43,6 +43,8 @@ for lib in $( (ldd /usr/bin/perf; ldd /usr/bin/hackbench) | awk '/=>/ {print $3}
 done
 # the per-call costs of the emulated machine (tools/guest/costs.c; runs-costs.txt)
 gcc -O2 -static -pthread -o "$root/usr/bin/costs" "$here/costs.c"
+# one FUTEX_WAKE of several sleepers: a wakeup's own rest (runs-wakeup-remainder.txt)
+gcc -O2 -static -pthread -o "$root/usr/bin/futex-wake-all" "$here/../probes/futex-wake-all.c"
 cp "$here/guest-init.sh" "$root/init"
 chmod +x "$root/init"
 cp "$runs" "$root/runs.txt"

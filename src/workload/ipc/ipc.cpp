@@ -924,9 +924,11 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
     co_await sock_wake_up(p, path, other);
     sent += size;
   }
-  // After the last wakeup: the rest of try_to_wake_up() and of the wait
-  // queue's walk, sock_def_readable(), unix_stream_sendmsg() and vfs_write()
-  // (fsnotify_modify()), up to the system call's exit work. A wakee that
+  // After the last wakeup and its own rest (ttwu_tail, charged by
+  // Kernel::ttwu_finish(); the profiles take it out of the measured tail):
+  // the rest of the wait queue's walk, sock_def_readable(),
+  // unix_stream_sendmsg() and vfs_write() (fsnotify_modify()), up to the
+  // system call's exit work. A wakee that
   // preempts waits for it, and the fair class charges it to the wakee (the
   // clock skip: Kernel::update_rq_clock()).
   if (c.unix_send_tail > 0) co_await p.sys(c.unix_send_tail);
