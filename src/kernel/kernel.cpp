@@ -583,9 +583,12 @@ void Kernel::segment_done(int c, uint64_t gen) {
     pick_and_switch(c, prev, k.switch_from_state);
   } else {
     // A schedule()/balance path with no task found: pick again, no balance.
-    // (Still in prev's schedule(), or the idle loop's own after an interrupt.)
+    // (Still in prev's schedule(), or the idle loop's own after an
+    // interrupt, which balances if the interrupt's entry was all it ran.)
+    const bool may_balance = k.pick_after_irq && k.pick_after_irq_may_balance;
+    k.pick_after_irq = k.pick_after_irq_may_balance = false;
     k.need_resched = false;
-    Task* next = policy_->pick_next_task(c, nullptr, false);
+    Task* next = policy_->pick_next_task(c, nullptr, may_balance);
     if (next)
       finish_switch(c, k.switch_from, next);
     else
@@ -764,6 +767,7 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
   const bool from_idle = k.idle || k.irq_from_idle;  // switching away from the idle task
   k.curr = next;
   k.idle = false;
+  k.pick_after_irq = k.pick_after_irq_may_balance = false;
   if (k.irq_from_idle) leave_idle_loop(c);
   k.irq_from_idle = false;
   end_nohz_kick(k);
@@ -1300,9 +1304,21 @@ void Kernel::irq_exit(int c, bool was_armed, int64_t entry_ns) {
     return arm(c);
   }
   if (was_armed) return arm(c);  // a kernel-only path continues; it re-picks when done
-  // From idle: schedule() picks what was queued (or balances).
+  // From idle: schedule() picks what was queued (or balances), once the
+  // interrupt has returned. 4.0's cpu_idle_loop() leaves its
+  // `while (!need_resched())` loop and calls schedule_preempt_disabled()
+  // only after the handler's work (an IPI's wake list, an hrtimer's
+  // wakeup and its rest, a kick's balance pass) is done, so the switch, as
+  // sched_switch stamps it, comes after that work (reading chosen: a task
+  // queued here meanwhile is picked by the same schedule()).
+  const bool may_balance = k.work_left() == entry_ns;
+  if (k.work_left() > 0 && policy_->nr_running(c) > 0) {
+    k.pick_after_irq = true;
+    k.pick_after_irq_may_balance = may_balance;
+    return arm(c);
+  }
   k.need_resched = false;
-  Task* next = policy_->pick_next_task(c, nullptr, k.work_left() == entry_ns);
+  Task* next = policy_->pick_next_task(c, nullptr, may_balance);
   if (next) return finish_switch(c, nullptr, next);
   if (k.work_left() > 0) return arm(c);
   enter_idle(c);

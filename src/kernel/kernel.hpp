@@ -396,6 +396,12 @@ class Kernel final : public SchedCore {
     // schedule() found this rq->lock held by another CPU: its pick waits
     // until it has the lock (segment_done()).
     bool pick_after_lock = false;
+    // An interrupt taken from idle woke or queued something: its handler's
+    // work runs on the idle task first, and the idle loop's schedule()
+    // picks after it (segment_done()), balancing only if the interrupt's
+    // own entry was all there was to run (Kernel::irq_exit()).
+    bool pick_after_irq = false;
+    bool pick_after_irq_may_balance = false;
     // Wakers that enqueued a wakee here at the lock and have not yet done
     // their preemption check, so still hold the lock (ttwu_do_activate()).
     // The lock's modelled hold is in work ns, a waker's CPU may run slower

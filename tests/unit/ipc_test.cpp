@@ -331,10 +331,11 @@ TEST(TtwuLines, On24CostNothingWhenBothEndsShareACpu) {
 // operation; and the wakee's active_mm line, which add_to_runqueue() wrote.
 // Since stop 75's split of generic's wakeup and switch (a dearer wakeup)
 // the waker reaches its own sleep about as the wakee's CPU, leaving idle,
-// reaches schedule(): the costs' noise decides which takes runqueue_lock
-// first, and where the wakee's CPU wins, the waker's sleep pays for the
-// lines again: 11.12 transfers a message, 11.01 on the old split (not
-// traced line by line).
+// reaches schedule(); where the wakee's CPU took runqueue_lock first, the
+// waker's sleep paid for the lines again (11.12 transfers a message).
+// Since stop 86 the idle loop's schedule() follows the reschedule IPI's
+// handler, as it does in the kernel (Kernel::irq_exit()), and the waker's
+// sleep comes first: 11.00, the count above.
 namespace {
 Co<void> thinking_pingpong(Proc& p, int cpu, Fd* in, Fd* out, int loops, bool first) {
   co_await p.sched_setaffinity(only(cpu));
@@ -369,7 +370,7 @@ double sched_transfers_per_thinking_message_24() {
 }
 }  // namespace
 TEST(TtwuLines, On24CostElevenTransfersPerPipeMessageAcrossSockets) {
-  EXPECT_NEAR(sched_transfers_per_thinking_message_24(), 11.12, 0.05);
+  EXPECT_NEAR(sched_transfers_per_thinking_message_24(), 11.0, 0.05);
 }
 
 TEST(UnixSocket, MetadataLinesOn24CostNothingWhenBothEndsShareACpu) {

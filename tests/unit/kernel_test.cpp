@@ -1594,6 +1594,71 @@ TEST(Wakeup, TheWakeupsRestDelaysTheWakerNotAWakeeElsewhere) {
   }
 }
 
+namespace {
+// A napper pinned to CPU 1 sleeps 5 ms, alone there or beside a hog pinned
+// there too, so its hrtimer wakes it from interrupt context on CPU 1
+// (Kernel::run_hrtimers() -> try_to_wake_up()); ttwu_tail at `tail_ns`.
+struct TimerWakeupTimes {
+  int64_t napper_woken = -1, napper_runs = -1, hog_exits = -1;
+};
+TimerWakeupTimes timer_wakeup_with_rest(int64_t tail_ns, bool with_hog) {
+  TinySim s(machine_with_cost("haswell-2s8c2t", "2s2c1t", "ttwu_tail", tail_ns), "linux-4.0");
+  TimerWakeupTimes out;
+  struct Seen final : obs::Observer {
+    TimerWakeupTimes* out = nullptr;
+    void on_waking(int64_t t, int, const kernel::Task* p, int) override {
+      if (p->comm == "napper" && out->napper_woken < 0) out->napper_woken = t;
+    }
+    void on_switch(int64_t t, int, const kernel::Task*, obs::PrevState, const kernel::Task* next) override {
+      if (out->napper_woken >= 0 && out->napper_runs < 0 && next && next->comm == "napper") out->napper_runs = t;
+    }
+    void on_exit(int64_t t, int, const kernel::Task* p) override {
+      if (p->comm == "hog") out->hog_exits = t;
+    }
+  } seen;
+  seen.out = &out;
+  s.k.add_observer(&seen);
+  s.k.spawn("napper", [](Proc& p) -> Co<void> {
+    co_await p.sched_setaffinity(only(1));
+    co_await p.nanosleep(5000000);
+  }, 1);
+  if (with_hog) s.k.spawn("hog", [](Proc& p) -> Co<void> {
+    co_await p.sched_setaffinity(only(1));
+    co_await hog(p, 20000000, 1000000);
+  }, 1);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  return out;
+}
+}  // namespace
+
+// A wakeup from interrupt context (an hrtimer's, Kernel::try_to_wake_up())
+// runs its rest after the enqueue too, on the CPU the timer interrupted,
+// before the interrupt returns: the wakee on that CPU is switched in that
+// much later, whether the CPU was idle (the idle loop's schedule() follows
+// the interrupt, Kernel::irq_exit()) or running a hog it preempts, and the
+// hog's CPU pays it.
+TEST(Wakeup, ATimersWakeupRunsItsRestOnTheInterruptedCpuBeforeTheWakee) {
+  constexpr int64_t kTailNs = 1000000;  // 1 ms stands out from the timing it moves
+  // What lands in the hog's longer run: a tick's handler and the nohz
+  // balance kick it sends to the idle CPU (an IPI's send).
+  constexpr int64_t kSlackNs = 10000;
+  for (bool with_hog : {false, true}) {
+    const auto none = timer_wakeup_with_rest(0, with_hog), rest = timer_wakeup_with_rest(kTailNs, with_hog);
+    ASSERT_GE(none.napper_woken, 0) << with_hog;
+    ASSERT_GE(none.napper_runs, 0) << with_hog;
+    ASSERT_GE(rest.napper_runs, 0) << with_hog;
+    EXPECT_EQ(rest.napper_woken, none.napper_woken) << with_hog;  // the timer fires when it did
+    EXPECT_GE(rest.napper_runs - none.napper_runs, kTailNs) << with_hog;
+    EXPECT_LE(rest.napper_runs - none.napper_runs, kTailNs + kSlackNs) << with_hog;
+    if (!with_hog) continue;
+    // The hog's CPU ran the rest (the napper's own run is the same).
+    ASSERT_GE(none.hog_exits, 0);
+    EXPECT_GE(rest.hog_exits - none.hog_exits, kTailNs);
+    EXPECT_LE(rest.hog_exits - none.hog_exits, kTailNs + kSlackNs);
+  }
+}
+
 TEST(Idle, LeavingTheIdleLoopWithItsTickStoppedDelaysTheWakee) {
   constexpr int64_t kExitPathNs = 1000000;  // 1 ms stands out from the timing it moves
   const auto free40 = sleeper_woken_on_idle_cpu2(0, "linux-4.0");
