@@ -1987,6 +1987,8 @@ std::string Kernel::check_invariants() const {
           << " != rq_clock " << k.rq_clock << "; ";
     if (k.prev_irq_time > irq_time_read(c))
       err << "cpu" << c << ": irq time taken out " << k.prev_irq_time << " > run " << irq_time_read(c) << "; ";
+    // A pick deferred past an interrupt's work waits on that work's segment.
+    if (k.pick_after_irq && (k.curr || !k.armed)) err << "cpu" << c << ": a pick after an interrupt, not in one; ";
   }
   for (const Task* t : task_ptrs_) {
     // A wakee being placed is off every queue while its waker, which cannot

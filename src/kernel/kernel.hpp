@@ -234,7 +234,9 @@ class Kernel final : public SchedCore {
   [[nodiscard]] SchedDomains& domains() override { return domains_; }
   [[nodiscard]] int this_cpu() const override { return this_cpu_; }
   [[nodiscard]] bool idle_cpu(int cpu) const override;
-  [[nodiscard]] bool running_idle_task(int c) const override { return cpu(c).idle; }
+  // rq->curr == rq->idle: idle, or in an interrupt taken from idle (whose
+  // schedule() has not run yet, Cpu::pick_after_irq included).
+  [[nodiscard]] bool running_idle_task(int c) const override { return cpu(c).idle || cpu(c).irq_from_idle; }
   // Whether CPU c's scheduler tick is running (stopped while it idles, NO_HZ).
   [[nodiscard]] bool tick_running(int c) const { return cpu(c).tick_on; }
   // Whether wakees wait on CPU c's wake list (TTWU_QUEUE) for its IPI.

@@ -74,7 +74,8 @@ class SchedCore {
   [[nodiscard]] virtual int this_cpu() const = 0;
   // idle_cpu(): the CPU runs its idle task, nothing queued, no wakeup pending.
   [[nodiscard]] virtual bool idle_cpu(int cpu) const = 0;
-  // rq->curr == rq->idle: the CPU runs its idle loop (2.4's test).
+  // rq->curr == rq->idle: the CPU runs its idle loop, or an interrupt
+  // taken from it (2.4's test).
   [[nodiscard]] virtual bool running_idle_task(int cpu) const = 0;
   [[nodiscard]] virtual Task* curr(int cpu) const = 0;  // nullptr when idle
   [[nodiscard]] virtual Task* current() const = 0;      // curr(this_cpu())
