@@ -585,6 +585,12 @@ void Kernel::segment_done(int c, uint64_t gen) {
     // A schedule()/balance path with no task found: pick again, no balance.
     // (Still in prev's schedule(), or the idle loop's own after an
     // interrupt, which balances if the interrupt's entry was all it ran.)
+    // A task queued here while such an interrupt ran makes the idle loop
+    // leave: its way out first (Kernel::irq_exit()).
+    if (k.irq_from_idle && !k.idle_exit_paid && policy_->nr_running(c) > 0) {
+      pay_idle_exit_path(c);
+      if (k.idle_exit_paid) return arm(c);
+    }
     const bool may_balance = k.pick_after_irq && k.pick_after_irq_may_balance;
     k.pick_after_irq = k.pick_after_irq_may_balance = false;
     k.need_resched = false;
@@ -863,6 +869,7 @@ void Kernel::enter_idle(int c) {
   if (!k.idle) ++nr_idle_;
   k.idle = true;
   k.irq_from_idle = false;
+  k.idle_exit_paid = false;  // the loop left and came back: its next way out pays again
   end_nohz_kick(k);
   policy_->set_next_task_idle(c);
   k.armed = false;
@@ -971,16 +978,33 @@ void Kernel::exit_idle(int c) {
 // tick_nohz_idle_exit() runs before the idle loop's schedule(), so its work
 // (`idle_exit_path`: ktime_get(), tick_nohz_stop_idle(), tick_do_update_
 // jiffies64(), update_cpu_load_nohz(), tick_nohz_restart()'s hrtimer cancel
-// and clockevent reprogram) delays the task the CPU was woken for. The
-// reading chosen: it is charged here, with the switch to that task, so the
-// pick is made at the start of that work rather than at its end. 2.4 has no
-// NO_HZ idle (2.6.21) and leaves its idle loop with nothing to restart.
+// and clockevent reprogram) delays the task the CPU was woken for, and the
+// switch to it: irq_exit() charges it before that schedule() picks
+// (pay_idle_exit_path()), and so does segment_done() for a task queued
+// while the interrupt ran; a switch reached without it pays it here. 2.4
+// has no NO_HZ idle (2.6.21) and leaves its idle loop with nothing to
+// restart.
 void Kernel::leave_idle_loop(int c) {
-  if (cpu(c).tick_on) return;
-  policy_->cpu_exited_idle(c);
-  start_tick(c);
-  if (config_.preset().version >= 300)
-    charge(c, jitter(machine_.costs().idle_exit_path), CostPath::IdleLoop);
+  Cpu& k = cpu(c);
+  if (!k.tick_on) {
+    pay_idle_exit_path(c);
+    policy_->cpu_exited_idle(c);
+    start_tick(c);
+  }
+  k.idle_exit_paid = false;
+}
+
+// The work of tick_nohz_idle_exit(), charged on the idle task before the
+// idle loop's schedule() (Kernel::irq_exit()). The tick itself restarts at
+// the switch (leave_idle_loop()): a tick the restart would have put inside
+// this work is not modelled.
+void Kernel::pay_idle_exit_path(int c) {
+  Cpu& k = cpu(c);
+  if (k.tick_on || k.idle_exit_paid || config_.preset().version < 300) return;
+  const int64_t ns = jitter(machine_.costs().idle_exit_path);
+  if (ns <= 0) return;
+  charge(c, ns, CostPath::IdleLoop);
+  k.idle_exit_paid = true;
 }
 
 // Where CPU c's tick falls within the period. 3.x/4.x emulate the tick
@@ -1311,8 +1335,15 @@ void Kernel::irq_exit(int c, bool was_armed, int64_t entry_ns) {
   // wakeup and its rest, a kick's balance pass) is done, so the switch, as
   // sched_switch stamps it, comes after that work (reading chosen: a task
   // queued here meanwhile is picked by the same schedule()).
+  //
+  // tick_nohz_idle_exit() (`idle_exit_path`) runs after the loop and
+  // before that schedule() (4.0 cpu_idle_loop()), on the idle task: when
+  // the loop leaves for a task queued here or for a pick that may balance
+  // (the reschedule IPI's need_resched), it is charged here, so the switch
+  // comes after it too (pay_idle_exit_path()).
   const bool may_balance = k.work_left() == entry_ns;
-  if (k.work_left() > 0 && policy_->nr_running(c) > 0) {
+  if (policy_->nr_running(c) > 0 || may_balance) pay_idle_exit_path(c);
+  if (k.work_left() > 0 && (policy_->nr_running(c) > 0 || k.idle_exit_paid)) {
     k.pick_after_irq = true;
     k.pick_after_irq_may_balance = may_balance;
     return arm(c);
@@ -1989,6 +2020,8 @@ std::string Kernel::check_invariants() const {
       err << "cpu" << c << ": irq time taken out " << k.prev_irq_time << " > run " << irq_time_read(c) << "; ";
     // A pick deferred past an interrupt's work waits on that work's segment.
     if (k.pick_after_irq && (k.curr || !k.armed)) err << "cpu" << c << ": a pick after an interrupt, not in one; ";
+    if (k.idle_exit_paid && (k.curr || !k.irq_from_idle))
+      err << "cpu" << c << ": the idle loop's way out paid, not in it; ";
   }
   for (const Task* t : task_ptrs_) {
     // A wakee being placed is off every queue while its waker, which cannot

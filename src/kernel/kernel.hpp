@@ -404,6 +404,9 @@ class Kernel final : public SchedCore {
     // own entry was all there was to run (Kernel::irq_exit()).
     bool pick_after_irq = false;
     bool pick_after_irq_may_balance = false;
+    // The idle loop's way out (`idle_exit_path`) is charged, before that
+    // schedule(): leave_idle_loop() does not charge it again.
+    bool idle_exit_paid = false;
     // Wakers that enqueued a wakee here at the lock and have not yet done
     // their preemption check, so still hold the lock (ttwu_do_activate()).
     // The lock's modelled hold is in work ns, a waker's CPU may run slower
@@ -466,6 +469,7 @@ class Kernel final : public SchedCore {
   [[nodiscard]] int64_t switch_in_refill(const Task* t, int c);
   void exit_idle(int c);
   void leave_idle_loop(int c);
+  void pay_idle_exit_path(int c);
   // Why a CPU is being told to look at its runqueue; it decides whether an
   // idle CPU that waits in MWAIT can be woken by a store instead of an IPI.
   enum class Kick : uint8_t { Resched, QueuedWakeup, Balance };

@@ -1527,14 +1527,23 @@ std::string machine_with_cost(const char* base, const char* topology, const std:
 struct IdleLoopExits {
   int64_t sleeper_exit_ns = -1;
   int64_t idle_loop_ns = 0;  // everything charged to the idle loop's exit
+  int64_t wakeup_to_switch_ns = -1;  // the sleeper's wakeup to its sched_switch
 };
 IdleLoopExits sleeper_woken_on_idle_cpu2(int64_t exit_path_ns, const char* preset) {
   TinySim s(machine_with_cost("haswell-2s8c2t", "2s2c1t", "idle_exit_path", exit_path_ns), preset);
   IdleLoopExits out;
   struct Seen final : obs::Observer {
     IdleLoopExits* out = nullptr;
+    int64_t woken_at = -1;
     void on_exit(int64_t t, int, const kernel::Task* p) override {
       if (p->comm == "sleeper") out->sleeper_exit_ns = t;
+    }
+    void on_waking(int64_t t, int, const kernel::Task* p, int) override {
+      if (p->comm == "sleeper") woken_at = t;
+    }
+    void on_switch(int64_t t, int, const kernel::Task*, obs::PrevState, const kernel::Task* next) override {
+      if (woken_at >= 0 && next && next->comm == "sleeper" && out->wakeup_to_switch_ns < 0)
+        out->wakeup_to_switch_ns = t - woken_at;
     }
   } seen;
   seen.out = &out;
@@ -1671,10 +1680,16 @@ TEST(Idle, LeavingTheIdleLoopWithItsTickStoppedDelaysTheWakee) {
   // The sleeper meets it twice: CPU 2 leaves the loop for the sleeper's
   // first run (every CPU boots idle) and again for its wakeup.
   EXPECT_NEAR(paid40.sleeper_exit_ns - free40.sleeper_exit_ns, 2 * kExitPathNs, 1000);
+  // It runs before the idle loop's schedule(), on the idle task: the
+  // sleeper's sched_switch, and so its wakeup-to-running delay, comes after
+  // it (it came at its start before stop 87).
+  ASSERT_GE(free40.wakeup_to_switch_ns, 0);
+  EXPECT_EQ(paid40.wakeup_to_switch_ns - free40.wakeup_to_switch_ns, kExitPathNs);
   const auto free24 = sleeper_woken_on_idle_cpu2(0, "linux-2.4.19");
   const auto paid24 = sleeper_woken_on_idle_cpu2(kExitPathNs, "linux-2.4.19");
   EXPECT_EQ(paid24.idle_loop_ns, 0);
   EXPECT_EQ(paid24.sleeper_exit_ns, free24.sleeper_exit_ns);
+  EXPECT_EQ(paid24.wakeup_to_switch_ns, free24.wakeup_to_switch_ns);
 }
 
 // A kicked idle CPU balances in the IPI's softirq, still on the idle task
