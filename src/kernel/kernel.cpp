@@ -585,12 +585,13 @@ void Kernel::segment_done(int c, uint64_t gen) {
     // A schedule()/balance path with no task found: pick again, no balance.
     // (Still in prev's schedule(), or the idle loop's own after an
     // interrupt, which balances if the interrupt's entry was all it ran.)
-    // A task queued here while such an interrupt ran makes the idle loop
-    // leave: its way out first (Kernel::irq_exit()).
-    if (k.irq_from_idle && !k.idle_exit_paid && policy_->nr_running(c) > 0) {
-      pay_idle_exit_path(c);
-      if (k.idle_exit_paid) return arm(c);
-    }
+    // The handler's work is done: the idle loop, leaving for a task queued
+    // here (during that work, too) or for a pick that may balance, runs its
+    // way out first (Kernel::irq_exit()).
+    if (k.irq_from_idle && !k.idle_exit_paid &&
+        (policy_->nr_running(c) > 0 || (k.pick_after_irq && k.pick_after_irq_may_balance)) &&
+        pay_idle_exit_path(c))
+      return arm(c);
     const bool may_balance = k.pick_after_irq && k.pick_after_irq_may_balance;
     k.pick_after_irq = k.pick_after_irq_may_balance = false;
     k.need_resched = false;
@@ -979,32 +980,41 @@ void Kernel::exit_idle(int c) {
 // (`idle_exit_path`: ktime_get(), tick_nohz_stop_idle(), tick_do_update_
 // jiffies64(), update_cpu_load_nohz(), tick_nohz_restart()'s hrtimer cancel
 // and clockevent reprogram) delays the task the CPU was woken for, and the
-// switch to it: irq_exit() charges it before that schedule() picks
-// (pay_idle_exit_path()), and so does segment_done() for a task queued
-// while the interrupt ran; a switch reached without it pays it here. 2.4
-// has no NO_HZ idle (2.6.21) and leaves its idle loop with nothing to
-// restart.
+// switch to it: the idle loop pays it once the interrupt's handler is done
+// and before that schedule() picks (pay_idle_exit_path(), from irq_exit()
+// or segment_done()); a switch reached without it pays it here. With the
+// path free (every shipped profile) the cpu_load[] update and the tick's
+// restart are made at the switch. 2.4 has no NO_HZ idle (2.6.21) and leaves
+// its idle loop with nothing to restart.
 void Kernel::leave_idle_loop(int c) {
   Cpu& k = cpu(c);
-  if (!k.tick_on) {
-    pay_idle_exit_path(c);
+  if (!k.tick_on && !pay_idle_exit_path(c)) {
     policy_->cpu_exited_idle(c);
     start_tick(c);
   }
   k.idle_exit_paid = false;
 }
 
-// The work of tick_nohz_idle_exit(), charged on the idle task before the
-// idle loop's schedule() (Kernel::irq_exit()). The tick itself restarts at
-// the switch (leave_idle_loop()): a tick the restart would have put inside
-// this work is not modelled.
-void Kernel::pay_idle_exit_path(int c) {
+// Whether leaving the idle loop now costs CPU c anything: not with a tick
+// never stopped, on 2.4, with the path already paid, or with a free one.
+bool Kernel::idle_exit_path_due(int c) const {
+  const Cpu& k = cpu(c);
+  return !k.tick_on && !k.idle_exit_paid && config_.preset().version >= 300 && machine_.costs().idle_exit_path > 0;
+}
+
+// The idle loop's way out, on the idle task before its schedule(): the
+// cpu_load[] update, the tick's restart from now (so a tick due within the
+// path's work interrupts it, as local_irq_enable() would let it) and the
+// path's work. False, and nothing done, if nothing is due.
+bool Kernel::pay_idle_exit_path(int c) {
   Cpu& k = cpu(c);
-  if (k.tick_on || k.idle_exit_paid || config_.preset().version < 300) return;
+  if (!idle_exit_path_due(c)) return false;
   const int64_t ns = jitter(machine_.costs().idle_exit_path);
-  if (ns <= 0) return;
+  policy_->cpu_exited_idle(c);
+  start_tick(c);
   charge(c, ns, CostPath::IdleLoop);
   k.idle_exit_paid = true;
+  return true;
 }
 
 // Where CPU c's tick falls within the period. 3.x/4.x emulate the tick
@@ -1336,14 +1346,17 @@ void Kernel::irq_exit(int c, bool was_armed, int64_t entry_ns) {
   // sched_switch stamps it, comes after that work (reading chosen: a task
   // queued here meanwhile is picked by the same schedule()).
   //
-  // tick_nohz_idle_exit() (`idle_exit_path`) runs after the loop and
-  // before that schedule() (4.0 cpu_idle_loop()), on the idle task: when
+  // tick_nohz_idle_exit() (`idle_exit_path`) runs after the handler and
+  // before that schedule() (4.0 cpu_idle_loop()), on the idle task, when
   // the loop leaves for a task queued here or for a pick that may balance
-  // (the reschedule IPI's need_resched), it is charged here, so the switch
-  // comes after it too (pay_idle_exit_path()).
+  // (read as the reschedule IPI's need_resched; a nohz kick that found
+  // nothing due sets none in 4.0, a case the model does not tell apart):
+  // with no handler work left it starts now, else once that work is done
+  // (segment_done()), and the pick follows it (pay_idle_exit_path()).
   const bool may_balance = k.work_left() == entry_ns;
-  if (policy_->nr_running(c) > 0 || may_balance) pay_idle_exit_path(c);
-  if (k.work_left() > 0 && (policy_->nr_running(c) > 0 || k.idle_exit_paid)) {
+  const bool leaves = policy_->nr_running(c) > 0 || may_balance;
+  if (leaves && k.work_left() == 0) pay_idle_exit_path(c);
+  if (k.work_left() > 0 && (policy_->nr_running(c) > 0 || k.idle_exit_paid || (leaves && idle_exit_path_due(c)))) {
     k.pick_after_irq = true;
     k.pick_after_irq_may_balance = may_balance;
     return arm(c);

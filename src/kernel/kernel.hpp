@@ -469,7 +469,8 @@ class Kernel final : public SchedCore {
   [[nodiscard]] int64_t switch_in_refill(const Task* t, int c);
   void exit_idle(int c);
   void leave_idle_loop(int c);
-  void pay_idle_exit_path(int c);
+  bool pay_idle_exit_path(int c);
+  [[nodiscard]] bool idle_exit_path_due(int c) const;
   // Why a CPU is being told to look at its runqueue; it decides whether an
   // idle CPU that waits in MWAIT can be woken by a store instead of an IPI.
   enum class Kick : uint8_t { Resched, QueuedWakeup, Balance };

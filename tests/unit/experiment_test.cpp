@@ -483,6 +483,29 @@ TEST(RunOnce, InvariantsHoldForBothPoliciesAndBothBenchmarks) {
   }
 }
 
+// The idle loop's way out costed (a what-if: `idle_exit_path` 1 us, no
+// jitter) on messaging and pipe, whose CPUs leave the loop by every path
+// Kernel::irq_exit() and segment_done() take (queued tasks, wake lists,
+// picks that balance and find nothing): each leaving pays it once, so the
+// `idle_loop` work is a whole number of paths, and the runs end clean.
+TEST(RunOnce, TheIdleLoopsWayOutIsPaidOncePerLeaving) {
+  const auto profile = std::filesystem::path(::testing::TempDir()) / "schedlab_idle_exit_1us.toml";
+  std::ofstream(profile) << "[machine]\nextends = \"haswell-2s8c2t\"\nname = \"idle-exit-1us\"\n"
+                         << "topology = \"2s2c2t\"\n[costs]\n"
+                         << "idle_exit_path = { value = 1000, unit = \"ns\", source = \"test\" }\n"
+                         << "cost_jitter_permille = { value = 0, unit = \"permille\", source = \"test\" }\n";
+  for (const char* b : {"messaging", "pipe"}) {
+    auto o = run_bench(profile.string(), b, args_for(b, {"-g", "2", "-l", "50"}, {"-l", "2000"}), "linux-4.0");
+    EXPECT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed) << b;
+    EXPECT_EQ(o.invariant_errors, "") << b;
+    int64_t idle_loop_ns = -1;
+    for (const auto& [path, ns] : o.stats.work_by_path)
+      if (path == "idle_loop") idle_loop_ns = ns;
+    EXPECT_GT(idle_loop_ns, 0) << b;
+    EXPECT_EQ(idle_loop_ns % 1000, 0) << b;
+  }
+}
+
 TEST(RunOnce, PipeModeAndThreadModeMessagingRun) {
   auto o = run_bench("1s4c1t", "messaging", {"-g", "1", "-l", "20", "-p", "-t"});
   EXPECT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);
