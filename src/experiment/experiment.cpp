@@ -67,6 +67,12 @@ const StatMetric STAT_METRICS[] = {
     // Tasks running or queued for a CPU, time-averaged: vmstat's "r"
     // (LKP's vmstat.procs.r), over the window.
     {"runnable_avg", "tasks", [](const obs::Summary& s) { return s.runnable_avg; }},
+    // The share of the busy CPU time executed beside a busy SMT sibling, at
+    // the shared rate: where a change moves tasks onto or off shared cores.
+    {"smt_shared_share", "%", [](const obs::Summary& s) {
+       return s.busy_ns_total > 0 ? 100.0 * static_cast<double>(s.smt_shared_ns) / static_cast<double>(s.busy_ns_total)
+                                  : 0.0;
+     }},
     // Working-set lines switched-in tasks refilled from beyond their CPU's
     // last-level cache: the model's share of perf's cache-misses. Fitted on
     // migrations with `slopes`, the lines one more move brings.
@@ -597,6 +603,7 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         avg.busy_ns_total = avg_i([](const obs::Summary& x) { return x.busy_ns_total; });
         avg.spin_ns_total = avg_i([](const obs::Summary& x) { return x.spin_ns_total; });
         avg.wasted_ns = avg_i([](const obs::Summary& x) { return x.wasted_ns; });
+        avg.smt_shared_ns = avg_i([](const obs::Summary& x) { return x.smt_shared_ns; });
         avg.irq_time_ns = avg_i([](const obs::Summary& x) { return x.irq_time_ns; });
         avg.ipis_sent = avg_i([](const obs::Summary& x) { return x.ipis_sent; });
         avg.idle_wakes_without_ipi = avg_i([](const obs::Summary& x) { return x.idle_wakes_without_ipi; });
@@ -939,6 +946,7 @@ nlohmann::json summary_json(const obs::Summary& s) {
   j["busy_ns_total"] = s.busy_ns_total;
   j["spin_ns_total"] = s.spin_ns_total;
   j["wasted_ns"] = s.wasted_ns;
+  if (s.smt) j["smt_shared_ns"] = s.smt_shared_ns;
   if (s.irq_time_ns >= 0) j["irq_time_ns"] = s.irq_time_ns;
   j["runnable"] = {{"avg", s.runnable_avg}, {"queued_avg", s.waiting_avg}, {"waiting_task_ns", s.waiting_task_ns}};
   j["ipis_sent"] = s.ipis_sent;

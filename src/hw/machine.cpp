@@ -199,6 +199,9 @@ std::vector<std::string> list_machines() {
 Machine::Machine(MachineProfile profile) : profile_(std::move(profile)) {
   const int n = nr_cpus();
   executing_.assign(static_cast<size_t>(n), false);
+  int cores = 0;
+  for (int c = 0; c < n; ++c) cores = std::max(cores, topo().cpu(c).core + 1);
+  core_executing_.resize(static_cast<size_t>(cores));
   siblings_.resize(static_cast<size_t>(n));
   for (int c = 0; c < n; ++c)
     llc_shared_beyond_core_.push_back(topo().llc_mask(c).weight() > topo().smt_mask(c).weight());
@@ -214,11 +217,22 @@ Machine::Machine(MachineProfile profile) : profile_(std::move(profile)) {
     });
 }
 
-void Machine::set_executing(int cpu, bool on) {
+void Machine::set_executing(int cpu, bool on, int64_t now_ns) {
   if (executing_[static_cast<size_t>(cpu)] == on) return;
   executing_[static_cast<size_t>(cpu)] = on;
+  CoreExecuting& core = core_executing_[static_cast<size_t>(topo().cpu(cpu).core)];
+  if (core.threads > 1) smt_shared_ns_ += core.threads * (now_ns - core.since_ns);
+  core.threads += on ? 1 : -1;
+  core.since_ns = now_ns;
   if (on_rate_change_)
     for (int s : siblings_[static_cast<size_t>(cpu)]) on_rate_change_(s);
+}
+
+int64_t Machine::smt_shared_ns(int64_t now_ns) const {
+  int64_t ns = smt_shared_ns_;
+  for (const CoreExecuting& core : core_executing_)
+    if (core.threads > 1) ns += core.threads * (now_ns - core.since_ns);
+  return ns;
 }
 
 int Machine::rate_permille(int cpu) const {

@@ -69,10 +69,15 @@ class Machine {
   [[nodiscard]] int nr_cpus() const { return topo().nr_cpus(); }
 
   // The kernel tells the hardware whether a CPU is executing (anything but
-  // idle). Siblings whose rate changes are reported to the rate listener.
-  void set_executing(int cpu, bool executing);
+  // idle), and when. Siblings whose rate changes are reported to the rate
+  // listener.
+  void set_executing(int cpu, bool executing, int64_t now_ns);
   [[nodiscard]] bool executing(int cpu) const { return executing_[static_cast<size_t>(cpu)]; }
   [[nodiscard]] int rate_permille(int cpu) const;
+  // CPU time executed beside an executing SMT sibling, at the shared rate
+  // (smt_throughput_permille), up to now_ns: summed over the CPUs, so a
+  // core whose two threads both execute for 1 ms adds 2 ms. 0 without SMT.
+  [[nodiscard]] int64_t smt_shared_ns(int64_t now_ns) const;
   void set_rate_listener(std::function<void(int cpu)> f) { on_rate_change_ = std::move(f); }
 
   // Cost of moving `bytes` of data last touched on `from` to `to`.
@@ -125,6 +130,13 @@ class Machine {
   std::array<int64_t, 5> line_transfer_by_distance_{};  // indexed by hw::Distance
   mutable LineMoves lines_moved_;
   std::vector<bool> executing_;
+  // Per core: its executing threads and since when that count holds.
+  struct CoreExecuting {
+    int threads = 0;
+    int64_t since_ns = 0;
+  };
+  std::vector<CoreExecuting> core_executing_;
+  int64_t smt_shared_ns_ = 0;  // closed spans only; smt_shared_ns() adds the open ones
   std::vector<bool> llc_shared_beyond_core_;  // per CPU: its last-level cache spans other cores
   std::vector<std::vector<int>> siblings_;
   std::function<void(int)> on_rate_change_;

@@ -492,7 +492,7 @@ void Kernel::arm(int c) {
   k.seg_start = now_ns();
   k.armed = true;
   const uint64_t gen = ++k.gen;
-  machine_.set_executing(c, true);
+  machine_.set_executing(c, true, now_ns());
   // A CPU at work ticks, except in an interrupt taken from idle: that runs
   // with the tick stopped until the idle loop is left (leave_idle_loop()).
   if (!k.tick_on && !k.irq_from_idle) start_tick(c);
@@ -875,7 +875,7 @@ void Kernel::enter_idle(int c) {
   policy_->set_next_task_idle(c);
   k.armed = false;
   ++k.gen;
-  machine_.set_executing(c, false);
+  machine_.set_executing(c, false, now_ns());
   k.idle_since = k.idle_acct_since = now_ns();
   k.running_at = -1;
   // A task enqueued here meanwhile set need_resched (resched_curr()).

@@ -193,6 +193,7 @@ void StatsCollector::reset(kernel::Kernel& k) {
     spin_at_reset_.push_back(a.spin_ns);
   }
   wasted_at_reset_ = k.wasted_ns();
+  smt_shared_at_reset_ = k.machine().smt_shared_ns(k.now_ns());
   waiting_at_reset_ = k.waiting_task_ns();
   irq_at_reset_ = std::max<int64_t>(0, k.irq_time_total());
   work_at_reset_.assign(k.work_by_path().begin(), k.work_by_path().end());
@@ -225,6 +226,8 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
   }
   s.wasted_ns = k.wasted_ns() - wasted_at_reset_;
   s.waiting_task_ns = k.waiting_task_ns() - waiting_at_reset_;
+  s.smt_shared_ns = k.machine().smt_shared_ns(k.now_ns()) - smt_shared_at_reset_;
+  s.smt = k.machine().topo().threads_per_core() > 1;
   if (k.irq_time_total() >= 0) s.irq_time_ns = k.irq_time_total() - irq_at_reset_;
   if (s.elapsed_ns > 0) {
     const auto el = static_cast<double>(s.elapsed_ns);
@@ -446,6 +449,13 @@ std::string format_summary(const Summary& s) {
                 s.runnable_avg, ncpu > 0 ? s.runnable_avg / ncpu : 0.0, s.runnable_avg - s.waiting_avg,
                 s.waiting_avg);
   o << buf;
+  if (s.smt) {
+    std::snprintf(buf, sizeof buf, "  beside a busy sibling %12.3f ms, %.1f%% of busy time (at the SMT-shared rate)\n",
+                  static_cast<double>(s.smt_shared_ns) / 1e6,
+                  s.busy_ns_total > 0 ? 100.0 * static_cast<double>(s.smt_shared_ns) / static_cast<double>(s.busy_ns_total)
+                                      : 0.0);
+    o << buf;
+  }
   o << "  idle per cpu (ms)    ";
   for (size_t i = 0; i < s.idle_ns_per_cpu.size(); ++i) {
     std::snprintf(buf, sizeof buf, " %.2f", static_cast<double>(s.idle_ns_per_cpu[i]) / 1e6);

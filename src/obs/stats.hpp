@@ -129,6 +129,12 @@ struct Summary {
   // switched in). /proc/stat's procs_running is nr_running() summed over the
   // CPUs; vmstat prints it as "r" and LKP averages it as vmstat.procs.r.
   int64_t waiting_task_ns = 0;
+  // CPU time executed while the CPU's SMT sibling executed too, so at the
+  // shared rate (hw::Machine::smt_shared_ns()); 0 without SMT. Where a
+  // change moves a throughput load's figure, its share of the busy time
+  // says whether the change moved tasks onto or off shared cores.
+  int64_t smt_shared_ns = 0;
+  bool smt = false;  // the machine has SMT siblings
   double runnable_avg = 0, waiting_avg = 0;
   // Kernel work charged in the window, by path (kernel::CostPath, in its
   // order): ns at a core's full rate. On SMT the busy time exceeds the sum
@@ -201,7 +207,7 @@ class StatsCollector final : public Observer {
   int64_t runs_ = 0;
   std::vector<int64_t> idle_at_reset_, busy_at_reset_, spin_at_reset_, work_at_reset_;
   kernel::WakeupChecksByWchan checks_at_reset_;
-  int64_t wasted_at_reset_ = 0, waiting_at_reset_ = 0, irq_at_reset_ = 0;
+  int64_t wasted_at_reset_ = 0, waiting_at_reset_ = 0, irq_at_reset_ = 0, smt_shared_at_reset_ = 0;
   int64_t refill_within_at_reset_ = 0, refill_beyond_at_reset_ = 0;
   int64_t moved_within_at_reset_ = 0, moved_beyond_at_reset_ = 0;
   int64_t bp_wakeups_ = 0, bp_idle_ = 0, bp_after_ns_ = 0, bp_after_n_ = 0;

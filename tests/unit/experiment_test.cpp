@@ -506,6 +506,21 @@ TEST(RunOnce, TheIdleLoopsWayOutIsPaidOncePerLeaving) {
   }
 }
 
+// Messaging keeps both threads of a lone core busy most of the time, so
+// most of its busy time runs at the shared rate; two cores share nothing.
+TEST(RunOnce, SmtSharedTimeIsBusyTimeBesideABusySibling) {
+  const auto smt = run_bench("1s1c2t", "messaging", {"-g", "1", "-l", "20"});
+  EXPECT_EQ(smt.invariant_errors, "");
+  EXPECT_TRUE(smt.stats.smt);
+  EXPECT_GT(smt.stats.smt_shared_ns, smt.stats.busy_ns_total / 2);
+  EXPECT_LE(smt.stats.smt_shared_ns, smt.stats.busy_ns_total);
+  EXPECT_NE(obs::format_summary(smt.stats).find("beside a busy sibling"), std::string::npos);
+  const auto cores = run_bench("1s2c1t", "messaging", {"-g", "1", "-l", "20"});
+  EXPECT_FALSE(cores.stats.smt);
+  EXPECT_EQ(cores.stats.smt_shared_ns, 0);
+  EXPECT_EQ(obs::format_summary(cores.stats).find("beside a busy sibling"), std::string::npos);
+}
+
 TEST(RunOnce, PipeModeAndThreadModeMessagingRun) {
   auto o = run_bench("1s4c1t", "messaging", {"-g", "1", "-l", "20", "-p", "-t"});
   EXPECT_EQ(o.run.outcome, kernel::RunResult::Outcome::Completed);

@@ -238,12 +238,31 @@ TEST(Machine, SmtSiblingSharesThroughput) {
   std::vector<int> changed;
   m.set_rate_listener([&](int c) { changed.push_back(c); });
   EXPECT_EQ(m.rate_permille(0), 1000);
-  m.set_executing(16, true);
+  m.set_executing(16, true, 0);
   EXPECT_EQ(changed, std::vector<int>{0});
   EXPECT_EQ(m.rate_permille(0), m.costs().smt_throughput_permille);
   EXPECT_EQ(m.rate_permille(1), 1000);
   EXPECT_GT(m.transfer_cost(0, 8, 4096), m.transfer_cost(0, 1, 4096));
   EXPECT_EQ(m.transfer_cost(0, 0, 4096), 0);
+}
+
+TEST(Machine, SmtSharedTimeCountsBothThreadsOnlyWhileBothExecute) {
+  hw::Machine m(hw::load_machine("haswell-2s8c2t"));
+  m.set_executing(0, true, 100);
+  m.set_executing(1, true, 100);  // another core: never shared
+  EXPECT_EQ(m.smt_shared_ns(1000), 0);
+  m.set_executing(16, true, 1000);  // cpu0's sibling
+  EXPECT_EQ(m.smt_shared_ns(1500), 2 * 500);  // the open span, both threads
+  m.set_executing(0, false, 1500);
+  m.set_executing(0, false, 1600);  // no change: nothing counted twice
+  EXPECT_EQ(m.smt_shared_ns(5000), 2 * 500);
+  m.set_executing(0, true, 6000);
+  m.set_executing(16, false, 6250);
+  EXPECT_EQ(m.smt_shared_ns(9000), 2 * 500 + 2 * 250);
+  hw::Machine no_smt(hw::load_machine("1s2c1t"));
+  no_smt.set_executing(0, true, 0);
+  no_smt.set_executing(1, true, 0);
+  EXPECT_EQ(no_smt.smt_shared_ns(1000), 0);
 }
 
 TEST(Machine, EvictedLinesRefillFromTheOldCpusSide) {
