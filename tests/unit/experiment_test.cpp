@@ -514,6 +514,9 @@ TEST(RunOnce, SmtSharedTimeIsBusyTimeBesideABusySibling) {
   EXPECT_TRUE(smt.stats.smt);
   EXPECT_GT(smt.stats.smt_shared_ns, smt.stats.busy_ns_total / 2);
   EXPECT_LE(smt.stats.smt_shared_ns, smt.stats.busy_ns_total);
+  // On one core the unshared busy time is at most the time idle, and
+  // exactly that when the two threads never idle together.
+  EXPECT_GE(smt.stats.smt_shared_ns, smt.stats.busy_ns_total - smt.stats.idle_ns_total);
   EXPECT_NE(obs::format_summary(smt.stats).find("beside a busy sibling"), std::string::npos);
   const auto cores = run_bench("1s2c1t", "messaging", {"-g", "1", "-l", "20"});
   EXPECT_FALSE(cores.stats.smt);
@@ -702,9 +705,16 @@ TEST(RunOnce, SelectIdleV54AccountsForEveryFastPathWakeup) {
   // 4.0's select_idle_sibling() takes a different course on the same load.
   s.features = "";
   const auto base = experiment::run_once(s);
-  EXPECT_EQ(std::count_if(base.stats.policy.begin(), base.stats.policy.end(),
-                          [](const auto& kv) { return kv.first.rfind("sis_", 0) == 0; }),
-            0);
+  // 4.0's has no recent_used_cpu and no scan budget, and accounts for
+  // every wakeup too.
+  auto base_policy = policy_counters(base);
+  EXPECT_EQ(base_policy.count("sis_recent_used_cpu"), 0u);
+  EXPECT_EQ(base_policy.count("sis_scans_cut"), 0u);
+  EXPECT_EQ(base_policy["sis_target_idle"] + base_policy["sis_prev_idle"] + base_policy["sis_idle_core"] +
+                base_policy["sis_idle_cpu"] + base_policy["sis_idle_smt"] + base_policy["sis_busy_target"],
+            base_policy["wakeups_placed"]);
+  for (const char* path : {"sis_prev_idle", "sis_idle_core", "sis_busy_target"})
+    EXPECT_GT(base_policy[path], 0) << path;
   EXPECT_NE(base.stats.context_switches, o.stats.context_switches);
 }
 

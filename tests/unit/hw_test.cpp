@@ -259,6 +259,11 @@ TEST(Machine, SmtSharedTimeCountsBothThreadsOnlyWhileBothExecute) {
   m.set_executing(0, true, 6000);
   m.set_executing(16, false, 6250);
   EXPECT_EQ(m.smt_shared_ns(9000), 2 * 500 + 2 * 250);
+  // Socket 1's core 8 is its own: CPUs 8 and 24, not 8 and 0.
+  m.set_executing(8, true, 9000);
+  EXPECT_EQ(m.smt_shared_ns(9500), 2 * 500 + 2 * 250);
+  m.set_executing(24, true, 9500);
+  EXPECT_EQ(m.smt_shared_ns(10000), 2 * 500 + 2 * 250 + 2 * 500);
   hw::Machine no_smt(hw::load_machine("1s2c1t"));
   no_smt.set_executing(0, true, 0);
   no_smt.set_executing(1, true, 0);

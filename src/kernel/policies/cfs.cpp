@@ -353,20 +353,21 @@ class Cfs final : public SchedClass {
       v.emplace_back("sd_wake_idle_searches", sd_wake_idle_searches_);
       v.emplace_back("sd_wake_idle_found", sd_wake_idle_found_);
     }
-    if (feats_.SELECT_IDLE_V54) {
-      // Where select_idle_sibling() found its CPU: target or prev idle, the
-      // recent_used_cpu, an idle core, an idle CPU, the target's idle
-      // sibling, or none (the busy target); and the select_idle_cpu() scans
-      // that SIS_PROP's budget ended before an idle CPU was found.
-      v.emplace_back("sis_target_idle", sis_.target);
-      v.emplace_back("sis_prev_idle", sis_.prev);
-      v.emplace_back("sis_recent_used_cpu", sis_.recent);
-      v.emplace_back("sis_idle_core", sis_.core);
-      v.emplace_back("sis_idle_cpu", sis_.cpu);
-      v.emplace_back("sis_idle_smt", sis_.smt);
-      v.emplace_back("sis_busy_target", sis_.busy);
-      v.emplace_back("sis_scans_cut", sis_.scan_cut);
-    }
+    // Where select_idle_sibling() found its CPU: target or prev idle, (5.4)
+    // the recent_used_cpu, a wholly idle core, an idle CPU (5.4's scan; in
+    // 4.0's walk a one-CPU group that is not the target's sibling), the
+    // target's idle sibling, or none (the busy target); and (5.4) the
+    // select_idle_cpu() scans that SIS_PROP's budget ended before an idle
+    // CPU was found. With WAKE_IDLE_CPU a busy target goes on to the slow
+    // path.
+    v.emplace_back("sis_target_idle", sis_.target);
+    v.emplace_back("sis_prev_idle", sis_.prev);
+    if (feats_.SELECT_IDLE_V54) v.emplace_back("sis_recent_used_cpu", sis_.recent);
+    v.emplace_back("sis_idle_core", sis_.core);
+    v.emplace_back("sis_idle_cpu", sis_.cpu);
+    v.emplace_back("sis_idle_smt", sis_.smt);
+    v.emplace_back("sis_busy_target", sis_.busy);
+    if (feats_.SELECT_IDLE_V54) v.emplace_back("sis_scans_cut", sis_.scan_cut);
     if (feats_.WAKE_WIDE && !feats_.WAKE_WIDE_V2) v.emplace_back("wake_wide_refusals", wake_wide_refusals_);
     if (!feats_.WAKE_AFFINE_V54) {
       v.emplace_back("wake_affine_emptied", wake_affine_emptied_);
@@ -2177,11 +2178,17 @@ bool Cfs::wake_affine(const SchedDomain& sd, Task* p, int sync) {
 int Cfs::select_idle_sibling(Task* p, int target) {
   int i = p->cpu;
   read_rq(target);
-  if (core_.idle_cpu(target)) return target;
+  if (core_.idle_cpu(target)) {
+    ++sis_.target;
+    return target;
+  }
   // "If the prevous cpu is cache affine and idle, don't be stupid."
   if (i != target && core_.domains().cpus_share_cache(i, target)) {
     read_rq(i);
-    if (core_.idle_cpu(i)) return i;
+    if (core_.idle_cpu(i)) {
+      ++sis_.prev;
+      return i;
+    }
   }
   // Iterate the domains from sd_llc down and find an eligible idle group.
   auto& chain = core_.domains().of(target);
@@ -2196,9 +2203,22 @@ int Cfs::select_idle_sibling(Task* p, int target) {
         if (c != target) read_rq(c);
         if (c == target || !core_.idle_cpu(c)) all_idle = false;
       });
-      if (all_idle) return (sg.cpus & p->cpus_allowed).first();
+      if (all_idle) {
+        // A group of several CPUs is a wholly idle core (on machines
+        // without SMT, a cluster); a one-CPU group below the LLC is the
+        // target's idle sibling.
+        const int cpu = (sg.cpus & p->cpus_allowed).first();
+        if (sg.cpus.weight() > 1)
+          ++sis_.core;
+        else if (core_.machine().topo().cpu(cpu).core == core_.machine().topo().cpu(target).core)
+          ++sis_.smt;
+        else
+          ++sis_.cpu;
+        return cpu;
+      }
     }
   }
+  ++sis_.busy;
   return target;
 }
 
