@@ -221,6 +221,7 @@ void Machine::set_executing(int cpu, bool on, int64_t now_ns) {
   if (executing_[static_cast<size_t>(cpu)] == on) return;
   executing_[static_cast<size_t>(cpu)] = on;
   CoreExecuting& core = core_executing_[static_cast<size_t>(topo().cpu(cpu).core)];
+  executing_ns_ += core.threads * (now_ns - core.since_ns);
   if (core.threads > 1) smt_shared_ns_ += core.threads * (now_ns - core.since_ns);
   core.threads += on ? 1 : -1;
   core.since_ns = now_ns;
@@ -232,6 +233,12 @@ int64_t Machine::smt_shared_ns(int64_t now_ns) const {
   int64_t ns = smt_shared_ns_;
   for (const CoreExecuting& core : core_executing_)
     if (core.threads > 1) ns += core.threads * (now_ns - core.since_ns);
+  return ns;
+}
+
+int64_t Machine::executing_ns(int64_t now_ns) const {
+  int64_t ns = executing_ns_;
+  for (const CoreExecuting& core : core_executing_) ns += core.threads * (now_ns - core.since_ns);
   return ns;
 }
 

@@ -78,6 +78,9 @@ class Machine {
   // (smt_throughput_permille), up to now_ns: summed over the CPUs, so a
   // core whose two threads both execute for 1 ms adds 2 ms. 0 without SMT.
   [[nodiscard]] int64_t smt_shared_ns(int64_t now_ns) const;
+  // CPU time executed, summed over the CPUs, up to now_ns: the busy time
+  // smt_shared_ns() is a part of, counted from the same spans.
+  [[nodiscard]] int64_t executing_ns(int64_t now_ns) const;
   void set_rate_listener(std::function<void(int cpu)> f) { on_rate_change_ = std::move(f); }
 
   // Cost of moving `bytes` of data last touched on `from` to `to`.
@@ -137,6 +140,7 @@ class Machine {
   };
   std::vector<CoreExecuting> core_executing_;
   int64_t smt_shared_ns_ = 0;  // closed spans only; smt_shared_ns() adds the open ones
+  int64_t executing_ns_ = 0;   // closed spans only; executing_ns() adds the open ones
   std::vector<bool> llc_shared_beyond_core_;  // per CPU: its last-level cache spans other cores
   std::vector<std::vector<int>> siblings_;
   std::function<void(int)> on_rate_change_;

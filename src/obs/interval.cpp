@@ -17,7 +17,7 @@ std::map<std::string, int64_t> policy_counters(const kernel::Kernel& k) {
 }  // namespace
 
 IntervalStats::IntervalStats(const kernel::Kernel& k, int64_t interval_ns, std::ostream& out)
-    : k_(k), interval_ns_(interval_ns), out_(out) {
+    : k_(k), interval_ns_(interval_ns), out_(out), smt_(k.machine().topo().threads_per_core() > 1) {
   if (interval_ns <= 0) throw std::invalid_argument("interval must be positive");
 }
 
@@ -25,6 +25,8 @@ void IntervalStats::start() {
   start_ns_ = k_.now_ns();
   next_end_ns_ = start_ns_ + interval_ns_;
   policy_at_last_line_ = policy_counters(k_);
+  busy_at_last_line_ = k_.machine().executing_ns(start_ns_);
+  smt_shared_at_last_line_ = k_.machine().smt_shared_ns(start_ns_);
   counts_ = Counts{};
 }
 
@@ -39,10 +41,13 @@ void IntervalStats::on_switch(int64_t, int, const kernel::Task* prev, PrevState 
   if (started()) count_switch(prev, st, next, counts_.switches, counts_.involuntary, counts_.sleeps);
 }
 
-void IntervalStats::on_wakeup_placement(int64_t, int, int, bool local, int) {
+void IntervalStats::on_wakeup_placement(int64_t, int waker_cpu, int target_cpu, bool local, int) {
   if (!started()) return;
   ++counts_.wakeups;
-  if (!local) ++counts_.remote_wakeups;
+  if (local) return;
+  ++counts_.remote_wakeups;
+  if (smt_ && waker_cpu >= 0 && k_.machine().topo().smt_mask(waker_cpu).test(target_cpu))
+    ++counts_.smt_pair_wakeups;
 }
 
 void IntervalStats::on_migrate(int64_t, int, const kernel::Task*, int, int, int) {
@@ -67,7 +72,9 @@ void IntervalStats::print(int64_t end_ns) {
   std::string line;
   if (!header_printed_) {
     line = "#          time   switches involuntary    wakeups     remote migrations idle-entries  sleeps by wchan; "
-           "policy counters that changed\n";
+           "policy counters that changed";
+    if (smt_) line += " | on SMT: wakeups between a core's threads, busy CPU time, busy beside a busy sibling";
+    line += "\n";
     header_printed_ = true;
   }
   char buf[160];
@@ -84,6 +91,14 @@ void IntervalStats::print(int64_t end_ns) {
     const auto before = policy_at_last_line_.find(name);
     const int64_t delta = value - (before == policy_at_last_line_.end() ? 0 : before->second);
     if (delta != 0) line += " " + name + "=" + std::to_string(delta);
+  }
+  if (smt_) {
+    const int64_t busy = k_.machine().executing_ns(end_ns), shared = k_.machine().smt_shared_ns(end_ns);
+    line += " | smt_pair_wakeups=" + std::to_string(counts_.smt_pair_wakeups) +
+            " busy_us=" + std::to_string(busy / 1000 - busy_at_last_line_ / 1000) +
+            " smt_shared_us=" + std::to_string(shared / 1000 - smt_shared_at_last_line_ / 1000);
+    busy_at_last_line_ = busy;
+    smt_shared_at_last_line_ = shared;
   }
   line += "\n";
   out_ << line;  // one write per line: the stream may be unbuffered stderr

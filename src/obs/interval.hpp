@@ -5,6 +5,10 @@
 // end) from the start barrier; a line is written when time first reaches an
 // interval's end (Kernel::set_time_listener()), before the events at that
 // time run, so observing adds no events. Quiet intervals print zeros.
+// On an SMT machine each line ends with where the tasks ran in it: the
+// wakeups between one core's two threads, the CPU time busy, and the part
+// of it run beside a busy sibling (so at the shared rate) -- a pipe pair's
+// layout, which can settle part-way through a run.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -41,6 +45,7 @@ class IntervalStats final : public Observer {
  private:
   struct Counts {
     int64_t switches = 0, involuntary = 0, wakeups = 0, remote_wakeups = 0, migrations = 0, idle_entries = 0;
+    int64_t smt_pair_wakeups = 0;
     std::map<std::string, int64_t> sleeps;
     bool empty() const {
       return switches + wakeups + migrations + idle_entries == 0 && sleeps.empty();
@@ -58,6 +63,9 @@ class IntervalStats final : public Observer {
   // last line was written, so each line shows what changed in its interval.
   std::map<std::string, int64_t> policy_at_last_line_;
   bool header_printed_ = false;
+  bool smt_ = false;  // the machine has SMT siblings: lines end with the layout
+  // hw::Machine's running totals when the last line was written.
+  int64_t busy_at_last_line_ = 0, smt_shared_at_last_line_ = 0;
 };
 
 }  // namespace obs

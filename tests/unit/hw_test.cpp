@@ -264,10 +264,14 @@ TEST(Machine, SmtSharedTimeCountsBothThreadsOnlyWhileBothExecute) {
   EXPECT_EQ(m.smt_shared_ns(9500), 2 * 500 + 2 * 250);
   m.set_executing(24, true, 9500);
   EXPECT_EQ(m.smt_shared_ns(10000), 2 * 500 + 2 * 250 + 2 * 500);
+  // The busy time it is part of, from the same spans: cpu0 100-1500 and
+  // 6000-10000, cpu1 100-10000, cpu16 1000-6250, cpu8 9000-, cpu24 9500-.
+  EXPECT_EQ(m.executing_ns(10000), 1400 + 4000 + 9900 + 5250 + 1000 + 500);
   hw::Machine no_smt(hw::load_machine("1s2c1t"));
   no_smt.set_executing(0, true, 0);
   no_smt.set_executing(1, true, 0);
   EXPECT_EQ(no_smt.smt_shared_ns(1000), 0);
+  EXPECT_EQ(no_smt.executing_ns(1000), 2000);
 }
 
 TEST(Machine, EvictedLinesRefillFromTheOldCpusSide) {

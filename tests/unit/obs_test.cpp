@@ -457,6 +457,68 @@ TEST(StatsCollector, RemoteWakeupsCountAtTheDomainSpanningWakerAndWakee) {
   EXPECT_EQ(at_level(siblings, "MC") + at_level(cores, "SMT"), 0);
 }
 
+namespace {
+// "name=value" in an interval line, or -1.
+int64_t field(const std::string& line, const std::string& name) {
+  const auto at = line.find(" " + name + "=");
+  return at == std::string::npos ? -1 : std::stoll(line.substr(at + name.size() + 2));
+}
+}  // namespace
+
+// On an SMT machine each interval line ends with the layout: its wakeups
+// between one core's threads, its busy time and the part of it beside a
+// busy sibling. Summed over the lines they give the run's totals (the pair
+// wakeups the SMT level counts, hw::Machine's busy and shared time), so a
+// layout that settles part-way shows when it did. Without SMT: no layout.
+TEST(IntervalStats, OnSmtLinesEndWithThePairsLayout) {
+  TinySim s("1s2c2t", "linux-4.0");  // cores {0,2} and {1,3}
+  obs::StatsCollector stats(s.k.domains().level_names());
+  std::ostringstream out;
+  obs::IntervalStats iv(s.k, 1000000, out);
+  s.k.add_observer(&stats);
+  s.k.add_observer(&iv);
+  s.k.set_time_listener([&iv](int64_t t) { iv.advance_to(t); });
+  iv.start();
+  workload::Fd a[2], b[2];
+  workload::make_pipe(s.k.config(), a);
+  workload::make_pipe(s.k.config(), b);
+  s.k.spawn("ping", [&](kernel::Proc& p) { return testsupport::pinger(p, &b[0], &a[1], 300, true); }, 0);
+  s.k.spawn("pong", [&](kernel::Proc& p) { return testsupport::pinger(p, &a[0], &b[1], 300, false); }, 2);
+  s.k.spawn("hog", [](kernel::Proc& p) { return hog(p, 2500000, 100000); }, 1);
+  s.k.spawn("hog2", [](kernel::Proc& p) { return hog(p, 1500000, 100000); }, 3);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  iv.finish(s.k.now_ns());
+  const obs::Summary sum = stats.summarize(s.k);
+  const auto lines = lines_of(out.str());
+  ASSERT_GE(lines.size(), 3u) << out.str();
+  int64_t pairs = 0, busy_us = 0, shared_us = 0;
+  for (const auto& l : lines) {
+    ASSERT_NE(l.find(" | smt_pair_wakeups="), std::string::npos) << l;
+    pairs += field(l, "smt_pair_wakeups");
+    busy_us += field(l, "busy_us");
+    shared_us += field(l, "smt_shared_us");
+    EXPECT_LE(field(l, "smt_shared_us"), field(l, "busy_us")) << l;
+  }
+  EXPECT_EQ(pairs, at_level(sum, "SMT"));
+  EXPECT_GT(pairs, 500);
+  EXPECT_EQ(busy_us, s.machine.executing_ns(s.k.now_ns()) / 1000);
+  EXPECT_NEAR(static_cast<double>(busy_us), static_cast<double>(sum.busy_ns_total) / 1000, 1.0);
+  EXPECT_EQ(shared_us, s.machine.smt_shared_ns(s.k.now_ns()) / 1000);
+  EXPECT_GT(shared_us, 2000);  // the hogs beside the pair, and beside each other
+  // The first line has the two hogs beside each other on core {1,3}; the
+  // last, after both ended, has the pair alone, whose threads take turns.
+  EXPECT_GE(field(lines.front(), "smt_shared_us"), 2000) << lines.front();
+  EXPECT_LT(field(lines.back(), "smt_shared_us") * 10, field(lines.back(), "busy_us")) << lines.back();
+
+  TinySim plain("1s2c1t", "linux-4.0");
+  std::ostringstream plain_out;
+  obs::IntervalStats plain_iv(plain.k, 1000000, plain_out);
+  plain_iv.start();
+  plain_iv.finish(2500000);
+  EXPECT_EQ(plain_out.str().find(" | "), std::string::npos) << plain_out.str();
+  EXPECT_EQ(plain_out.str().find("on SMT"), std::string::npos) << plain_out.str();
+}
+
 // Levels that share a name are summed under it (one "NUMA" level per SLIT
 // distance on an 8-socket box), a level no domain spans counts as "other",
 // local wakeups count nowhere, and reset() starts from zero.
