@@ -27,34 +27,39 @@ import re
 import statistics
 import sys
 
-# Two-sided 95% Student's t by degrees of freedom (beyond 30: the normal's).
+# Two-sided 95% Student's t by degrees of freedom; between the entries the
+# next lower one (wider, so safe); beyond 120 the normal's.
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262,
        10: 2.228, 11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 16: 2.120, 17: 2.110,
-       18: 2.101, 19: 2.093, 20: 2.086, 25: 2.060, 30: 2.042}
+       18: 2.101, 19: 2.093, 20: 2.086, 25: 2.060, 30: 2.042, 40: 2.021, 60: 2.000, 120: 1.980}
 
 
 def t95(df):
-    return T95[max(k for k in T95 if k <= df)] if df <= 30 else 1.960
+    return T95[max(k for k in T95 if k <= df)] if df <= 120 else 1.960
 
 
 def read_lines(path):
-    """The interval lines of one run: end time, wakeups, migrations and the
-    SMT layout fields (None without SMT), full intervals only."""
-    rows, width = [], None
+    """The interval lines of one run: end time (ns), wakeups, migrations and
+    the SMT layout fields (None without SMT), full intervals only, and the
+    interval's length in ns. The first line's end is the length, so a run
+    needs two lines (a run shorter than one interval has one, partial)."""
+    rows = []
     for line in open(path):
         if line.startswith('#') or not line.strip():
             continue
         f = line.split()
-        end = float(f[0])
-        row = {'end': end, 'wakeups': int(f[3]), 'migrations': int(f[5])}
+        try:
+            row = {'end_ns': round(float(f[0]) * 1e9), 'wakeups': int(f[3]), 'migrations': int(f[5])}
+        except (ValueError, IndexError):
+            sys.exit(f'interval-gain: {path}: not an -I line: {line.strip()[:80]}')
         for name in ('smt_pair_wakeups', 'busy_us', 'smt_shared_us'):
             m = re.search(r' ' + name + r'=(\d+)', line)
             row[name] = int(m.group(1)) if m else None
         rows.append(row)
-        if width is None:
-            width = end
-    # A full interval ends on a multiple of the first line's end.
-    return [r for r in rows if width and abs(r['end'] / width - round(r['end'] / width)) < 1e-6], width
+    if len(rows) < 2:
+        sys.exit(f'interval-gain: {path}: fewer than two interval lines')
+    width = rows[0]['end_ns']
+    return [r for r in rows if r['end_ns'] % width == 0], width
 
 
 def summed(rows, lo, hi):
@@ -64,7 +69,14 @@ def summed(rows, lo, hi):
     return total
 
 
+def changes(pairs):
+    """The patch's change in wakeups, in %, for each pair whose base had any."""
+    return [100 * (p['wakeups'] / b['wakeups'] - 1) for b, p in pairs if b['wakeups']]
+
+
 def mean_ci(values):
+    if not values:
+        return float('nan'), float('nan')
     m = statistics.mean(values)
     if len(values) < 2:
         return m, float('nan')
@@ -84,7 +96,12 @@ def parse_spans(text, n):
     spans = []
     for part in text.split(','):
         lo, _, hi = part.partition('-')
-        lo, hi = int(lo), int(hi or lo)
+        try:
+            lo, hi = int(lo), int(hi or lo)
+        except ValueError:
+            sys.exit(f'interval-gain: span {part} is not N or N-M')
+        if lo > hi:
+            sys.exit(f'interval-gain: span {part} runs backwards')
         if not 1 <= lo <= hi <= n:
             sys.exit(f'interval-gain: span {part} is outside the {n} intervals every run completed')
         spans.append((lo, hi))
@@ -108,22 +125,22 @@ def main():
     n = min(min(len(b), len(p)) for b, p in pairs)
     if n == 0:
         sys.exit('interval-gain: no interval that every run completed')
-    print(f'# {len(pairs)} pairs of runs, intervals of {width:g} s; the change in wakeups, patch against base,')
+    spans = parse_spans(a.spans, n) if a.spans else []
+    print(f'# {len(pairs)} pairs of runs, intervals of {width / 1e9:g} s; the change in wakeups, patch against base,')
     print('# the mean over the pairs with its 95% interval; layout: % of wakeups between a core\'s threads,')
     print('# % of busy time beside a busy sibling; migrations: the mean per run')
     print(f'# {"end":>8} {"change":>8} {"+-":>6}   {"base layout":>11}  {"patch layout":>11}  {"migrations":>13}')
     for i in range(n):
-        change = [100 * (p[i]['wakeups'] / b[i]['wakeups'] - 1) for b, p in pairs]
-        m, ci = mean_ci(change)
+        m, ci = mean_ci(changes([(b[i], p[i]) for b, p in pairs]))
         mig_b = statistics.mean(b[i]['migrations'] for b, _ in pairs)
         mig_p = statistics.mean(p[i]['migrations'] for _, p in pairs)
-        print(f'  {(i + 1) * width:8.3f} {m:+7.2f}% {ci:6.2f}   {layout([b[i] for b, _ in pairs])}  '
+        print(f'  {(i + 1) * width / 1e9:8.3f} {m:+7.2f}% {ci:6.2f}   {layout([b[i] for b, _ in pairs])}  '
               f'{layout([p[i] for _, p in pairs])}  {mig_b:6.0f} {mig_p:6.0f}')
-    if a.spans:
+    if spans:
         print('# spans: the same over the summed intervals, and each pair\'s change')
-        for lo, hi in parse_spans(a.spans, n):
+        for lo, hi in spans:
             sums = [(summed(b, lo - 1, hi), summed(p, lo - 1, hi)) for b, p in pairs]
-            change = [100 * (p['wakeups'] / b['wakeups'] - 1) for b, p in sums]
+            change = changes(sums)
             m, ci = mean_ci(change)
             print(f'  {lo:>3}-{hi:<4} {m:+7.2f}% {ci:6.2f}   {layout([b for b, _ in sums])}  '
                   f'{layout([p for _, p in sums])}  ' + ' '.join(f'{c:+.1f}' for c in change))

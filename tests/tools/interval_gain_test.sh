@@ -3,8 +3,9 @@
 # (haswell-2s8c2t, linux-4.0 against WAKE_IDLE_CPU, -l 20000 -I 50, seeds 1
 # and 7920, stop 89), against the expected report; then on a pair this
 # build's schedlab writes, so that a change to the interval lines' layout
-# fields shows here (each line has both runs' layout, not "-"); and a span
-# outside the intervals every run completed is an error.
+# fields shows here (each line has both runs' layout, not "-"); and bad
+# input (a span outside the intervals every run completed or backwards,
+# an unpaired run, a line that is not an -I line) gets the tool's message.
 # Needs python3, which the build does not: skipped (77) without it.
 #
 #   interval_gain_test.sh SOURCE_DIR SCHEDLAB
@@ -17,6 +18,7 @@ sh "$d/golden_output.sh" "$src" interval_gain python3 "$t" --spans 1,1-3 \
   "$d/interval_gain_base_1.iv" "$d/interval_gain_patch_1.iv" \
   "$d/interval_gain_base_7920.iv" "$d/interval_gain_patch_7920.iv"
 tmp="${TMPDIR:-/tmp}/interval_gain.$$"
+trap 'rm -f "$tmp".*' EXIT
 run="$schedlab perf bench sched pipe --instances 2 -l 3000 --machine 1s2c2t --kernel linux-4.0 -I 5 --quiet"
 $run > /dev/null 2> "$tmp.base"
 $run --features WAKE_IDLE_CPU > /dev/null 2> "$tmp.patch"
@@ -25,7 +27,15 @@ status=0
 lines=$(grep -c '^ ' "$tmp.out" || true)
 laid=$(grep -cE '^ +[0-9.]+ +[-+][0-9.]+% +[0-9.na]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ ' "$tmp.out" || true)
 if [ "$lines" -lt 2 ] || [ "$lines" != "$laid" ]; then echo "expected every interval with both layouts:"; cat "$tmp.out"; status=1; fi
-if python3 "$t" --spans 1-999 "$tmp.base" "$tmp.patch" > /dev/null 2>&1; then echo "a span past the runs was accepted"; status=1; fi
-if python3 "$t" "$tmp.base" > /dev/null 2>&1; then echo "an unpaired run was accepted"; status=1; fi
-rm -f "$tmp.base" "$tmp.patch" "$tmp.out"
+# Bad input ends with the tool's own one-line message, not a traceback.
+refused() {  # EXPECTED-MESSAGE ARGS...
+  expected=$1; shift
+  if python3 "$t" "$@" > /dev/null 2> "$tmp.err"; then echo "accepted: $*"; status=1; return; fi
+  grep -q "^interval-gain: .*$expected" "$tmp.err" || { echo "not the message \"$expected\":"; cat "$tmp.err"; status=1; }
+}
+refused "outside the" --spans 1-999 "$tmp.base" "$tmp.patch"
+refused "runs backwards" --spans 3-1 "$tmp.base" "$tmp.patch"
+refused "in pairs" "$tmp.base"
+echo "schedlab: time limit reached" > "$tmp.bad"
+refused "not an -I line" "$tmp.bad" "$tmp.patch"
 exit $status
