@@ -504,6 +504,11 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         // Keys present in any repeat (a level may see migrations in one only).
         for (const auto& x : sums) {
           for (const auto& [lvl, cnt] : x.migrations_by_level) avg.migrations_by_level.emplace(lvl, 0);
+          for (const auto& [cause, cnt] : x.migrations_by_cause) {
+            avg.migrations_by_cause.emplace(cause, 0);
+            avg.migrations_joining_wakee.emplace(cause, 0);
+            avg.migrations_leaving_wakee.emplace(cause, 0);
+          }
           for (const auto& [lvl, cnt] : x.wakeups_by_level) avg.wakeups_by_level.emplace(lvl, 0);
           for (const auto& [kind, b] : x.balance) avg.balance.emplace(kind, obs::BalanceCounters{});
           for (const auto& [where, cnt] : x.sleeps) avg.sleeps.emplace(where, 0);
@@ -571,7 +576,9 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
           it = it->second.checks > 0 ? std::next(it) : avg.wakeup_checks.erase(it);
         }
         avg.migrations = avg_i([](const obs::Summary& x) { return x.migrations; });
-        for (auto by_level : {&obs::Summary::migrations_by_level, &obs::Summary::wakeups_by_level})
+        for (auto by_level : {&obs::Summary::migrations_by_level, &obs::Summary::wakeups_by_level,
+                              &obs::Summary::migrations_by_cause, &obs::Summary::migrations_joining_wakee,
+                              &obs::Summary::migrations_leaving_wakee})
           for (auto& [lvl, cnt] : avg.*by_level)
             cnt = avg_i([&](const obs::Summary& x) { return value_or_zero(x.*by_level, lvl); });
         avg.wakeups = avg_i([](const obs::Summary& x) { return x.wakeups; });
@@ -761,6 +768,16 @@ std::string format_table(const ExperimentResult& r) {
   // refill, a sibling move almost nothing, so the total alone can mislead.
   print_by_level(o, r, &obs::Summary::migrations_by_level,
                  "Migrations by level (the lowest sched domain spanning both CPUs; mean over repeats)");
+  // What moved the tasks, and whether each move gathered a waker-wakee pair
+  // onto one core or split it.
+  if (std::any_of(r.stats.begin(), r.stats.end(),
+                  [](const auto& st) { return !std::get<2>(st).migrations_by_cause.empty(); })) {
+    o << "\nMigrations by cause (+ onto, - off the core of the task it last woke; mean over repeats):\n";
+    for (const auto& [wl, var, s] : r.stats) {
+      std::snprintf(buf, sizeof buf, "%-34s %-18s ", wl.c_str(), var.c_str());
+      o << buf << obs::migration_causes_text(s) << "\n";
+    }
+  }
   // Where the wakees went from their wakers: which cache the partners of a
   // channel share (a pipe pair on one core's threads wakes at SMT).
   print_by_level(o, r, &obs::Summary::wakeups_by_level,
@@ -921,6 +938,9 @@ nlohmann::json summary_json(const obs::Summary& s) {
   j["idle_state_entries"] = idle_states;
   j["migrations"] = s.migrations;
   j["migrations_by_level"] = s.migrations_by_level;
+  j["migrations_by_cause"] = s.migrations_by_cause;
+  j["migrations_joining_wakee"] = s.migrations_joining_wakee;
+  j["migrations_leaving_wakee"] = s.migrations_leaving_wakee;
   j["wakeups"] = s.wakeups;
   j["wakeups_local"] = s.wakeups_local;
   j["wakeups_remote"] = s.wakeups_remote;

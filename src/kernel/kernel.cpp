@@ -140,6 +140,7 @@ Co<void> Proc::sched_setaffinity(hw::CpuMask mask) {
   if (allowed.test(cpu())) co_return;
   Pending migrate{Pending::Migrate, 0, WorkKind::Kernel};
   migrate.dest_cpu = allowed.first();
+  migrate.migrate_cause = "affinity";
   co_await Primitive{this, migrate};
 }
 
@@ -704,7 +705,7 @@ void Kernel::schedule(int c, bool preempt) {
       // migration_cpu_stop() -> move_queued_task() dequeues on a clock that
       // moves (4.0 core.c __schedule(): "rq->clock_skip_update = 0").
       k.clock_skip = 0;
-      move_queued_task(c, prev, prev->pending.dest_cpu);
+      move_queued_task(c, prev, prev->pending.dest_cpu, prev->pending.migrate_cause);
     }
   }
   k.need_resched = false;
@@ -1765,7 +1766,7 @@ int Kernel::ttwu_select(Task* p, int wake_flags) {
   const int from = p->cpu;
   const int c = select_task_rq(p, SD_BALANCE_WAKE, wake_flags);
   for (auto* o : observers_) o->on_waking(now_ns(), waker, p, c);
-  if (c != p->cpu) set_task_cpu(p, c);
+  if (c != p->cpu) set_task_cpu(p, c, policy_->wake_placement());
   // ttwu_queue_cond() is read once, here, for both the waker's lines and
   // ttwu_queue()'s path: the kernel reads it right after select_task_rq(),
   // before the accesses the lines charge, and since 6.0 its answer depends
@@ -1825,7 +1826,7 @@ void Kernel::ttwu_queue(Task* p, int c, int wake_flags) {
   if (per_cpu_rq_locks() && !p->activation_charged)
     lock_rq(c, this_cpu_, machine_.costs().rq_lock_hold, CostPath::RqLock);
   ttwu_do_activate(p, c, wake_flags);
-  if (moved_away) move_queued_task(c, p, p->cpus_allowed.first());
+  if (moved_away) move_queued_task(c, p, p->cpus_allowed.first(), "affinity");
 }
 
 // try_to_wake_up() after ttwu_queue() (4.0 core.c): ttwu_do_wakeup()'s
@@ -1856,7 +1857,7 @@ bool Kernel::ttwu_enqueues_after_placement() const { return config_.preset().pol
 void Kernel::wake_up_new_task(Task* p) {
   policy_->task_fork(p);
   const int c = select_task_rq(p, SD_BALANCE_FORK, 0);
-  if (c != p->cpu) set_task_cpu(p, c);
+  if (c != p->cpu) set_task_cpu(p, c, "fork");
   policy_->init_task_runnable_average(p);
   // 4.0 core.c wake_up_new_task(): "rq = __task_rq_lock(p); activate_task()".
   if (per_cpu_rq_locks()) lock_rq(c, this_cpu_, machine_.costs().rq_lock_hold, CostPath::RqLock);
@@ -1900,7 +1901,7 @@ void Kernel::set_cpus_allowed_ptr(Task* p, hw::CpuMask mask) {
   }
   if (curr(p->cpu) == p || !p->on_rq)
     throw std::logic_error("set_cpus_allowed_ptr: moving a task running or waking on another CPU is not modelled");
-  move_queued_task(p->cpu, p, mask.first());
+  move_queued_task(p->cpu, p, mask.first(), "affinity");
 }
 
 // sched_exec() (kernel/sched/core.c, 2.6.0 to 4.x): select_task_rq() with
@@ -1916,23 +1917,23 @@ int Kernel::sched_exec_target(Task* p) {
 // migration_cpu_stop() -> __migrate_task() -> move_queued_task() (4.0):
 // the task, queued but not running, goes to dest's runqueue, which may
 // preempt what runs there.
-void Kernel::move_queued_task(int c, Task* p, int dest) {
+void Kernel::move_queued_task(int c, Task* p, int dest, const char* cause) {
   sched_info_dequeued(c, p);
   policy_->dequeue_task(c, p, 0);
-  set_task_cpu(p, dest);
+  set_task_cpu(p, dest, cause);
   sched_info_queued(dest, p);
   policy_->enqueue_task(dest, p, 0);
   policy_->check_preempt_curr(dest, p, 0);
 }
 
-void Kernel::set_task_cpu(Task* p, int new_cpu) {
+void Kernel::set_task_cpu(Task* p, int new_cpu, const char* cause) {
   const int from = p->cpu;
   if (from == new_cpu) return;
   const int level = domains_.level_spanning(from, new_cpu);
   policy_->migrate_task_rq(p, new_cpu);
   p->cpu = new_cpu;
   ++p->nr_migrations;
-  for (auto* o : observers_) o->on_migrate(now_ns(), this_cpu_, p, from, new_cpu, level);
+  for (auto* o : observers_) o->on_migrate(now_ns(), this_cpu_, p, from, new_cpu, level, cause);
 }
 
 void Kernel::note_balance(int c, int level, CpuIdleType idle, bool success, int moved,

@@ -257,7 +257,7 @@ class Kernel final : public SchedCore {
   // CFS kernels lock per-CPU runqueues in the core (schedule(), wakeups,
   // forks); 2.4's class takes its single runqueue_lock itself.
   [[nodiscard]] bool per_cpu_rq_locks() const;
-  void set_task_cpu(Task* p, int new_cpu) override;
+  void set_task_cpu(Task* p, int new_cpu, const char* cause) override;
   void note_balance(int cpu, int level, CpuIdleType idle, bool success, int moved,
                     int64_t cost_ns) override;
   void note_wake_affine(bool affine) override;
@@ -435,7 +435,7 @@ class Kernel final : public SchedCore {
   Task* new_task(const std::string& comm, Program program, Task* parent, bool thread);
   void wake_up_new_task(Task* p);
   int sched_exec_target(Task* p);
-  void move_queued_task(int c, Task* p, int dest);
+  void move_queued_task(int c, Task* p, int dest, const char* cause);
   int select_task_rq(Task* p, uint32_t sd_flag, int wake_flags);
   [[nodiscard]] int select_fallback_rq(const Task* p) const;
   void ttwu_do_activate(Task* p, int cpu, int wake_flags);

@@ -100,7 +100,8 @@ class SchedCore {
   // dequeue, the work's own path when the work itself runs under the lock.
   virtual void lock_rq(int cpu, int by_cpu, int64_t hold_ns, CostPath path) = 0;
   // set_task_cpu(): record a migration (tracing, counters, cache state).
-  virtual void set_task_cpu(Task* p, int new_cpu) = 0;
+  // `cause` names the code that moves it (Observer::on_migrate()).
+  virtual void set_task_cpu(Task* p, int new_cpu, const char* cause) = 0;
   // core.c enqueue_task()/dequeue_task() around a class's own move of a
   // queued task (load balancing): update_rq_clock() and sched_info.
   virtual void sched_info_dequeued(int cpu, Task* p) = 0;
@@ -266,6 +267,9 @@ class SchedClass {
   // Consistency check for the invariant checker: every runnable task is
   // queued exactly once. Returns an error message or "".
   [[nodiscard]] virtual std::string check_invariants() const = 0;
+  // Which branch of the last select_task_rq() for a wakeup chose its CPU, as
+  // a string literal naming a migration's cause (Observer::on_migrate()).
+  [[nodiscard]] virtual const char* wake_placement() const { return "wake"; }
   // Short per-policy stats for reports (e.g. 2.4 epochs).
   [[nodiscard]] virtual std::vector<std::pair<std::string, int64_t>> stats() const { return {}; }
   // rq->cpu_load[0], which the menu cpuidle governor reads (get_iowait_load()).

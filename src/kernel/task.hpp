@@ -43,6 +43,7 @@ struct Pending {
   // the end. work_left then holds the wall time still to spin.
   int64_t until_ns = -1;
   int dest_cpu = -1;  // Migrate: where the stopper moves the task
+  const char* migrate_cause = "exec";  // Migrate: "exec" or "affinity" (Observer::on_migrate())
 };
 
 // nice -> load weight, kernel/sched/core.c prio_to_weight[] (2.6.23 .. 4.x).

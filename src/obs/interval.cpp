@@ -50,8 +50,16 @@ void IntervalStats::on_wakeup_placement(int64_t, int waker_cpu, int target_cpu, 
     ++counts_.smt_pair_wakeups;
 }
 
-void IntervalStats::on_migrate(int64_t, int, const kernel::Task*, int, int, int) {
-  if (started()) ++counts_.migrations;
+void IntervalStats::on_migrate(int64_t, int, const kernel::Task* p, int from, int to, int, const char* cause) {
+  if (!started()) return;
+  ++counts_.migrations;
+  auto& m = counts_.by_cause[cause];
+  ++m.moves;
+  const kernel::Task* wakee = p->last_wakee;
+  if (!wakee || wakee->state == kernel::TaskState::Dead) return;
+  const hw::CpuMask wakee_core = k_.machine().topo().smt_mask(wakee->cpu);
+  if (wakee_core.test(to) && !wakee_core.test(from)) ++m.joined;
+  if (wakee_core.test(from) && !wakee_core.test(to)) ++m.left;
 }
 
 void IntervalStats::on_idle(int64_t, int, int state) {
@@ -72,7 +80,7 @@ void IntervalStats::print(int64_t end_ns) {
   std::string line;
   if (!header_printed_) {
     line = "#          time   switches involuntary    wakeups     remote migrations idle-entries  sleeps by wchan; "
-           "policy counters that changed";
+           "migrations by cause=moves/+onto/-off the core of the task it last woke; policy counters that changed";
     if (smt_) line += " | on SMT: wakeups between a core's threads, busy CPU time, busy beside a busy sibling";
     line += "\n";
     header_printed_ = true;
@@ -85,6 +93,10 @@ void IntervalStats::print(int64_t end_ns) {
                 static_cast<long long>(counts_.idle_entries));
   line += buf;
   for (const auto& [where, n] : counts_.sleeps) line += " " + where + "=" + std::to_string(n);
+  line += ";";
+  for (const auto& [cause, m] : counts_.by_cause)
+    line += " " + cause + "=" + std::to_string(m.moves) + "/+" + std::to_string(m.joined) + "/-" +
+            std::to_string(m.left);
   line += ";";
   auto policy = policy_counters(k_);
   for (const auto& [name, value] : policy) {

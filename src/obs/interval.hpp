@@ -8,7 +8,9 @@
 // On an SMT machine each line ends with where the tasks ran in it: the
 // wakeups between one core's two threads, the CPU time busy, and the part
 // of it run beside a busy sibling (so at the shared rate) -- a pipe pair's
-// layout, which can settle part-way through a run.
+// layout, which can settle part-way through a run. Each line also gives the
+// interval's migrations by cause, with the moves onto and off the core of
+// the task each mover last woke: what gathered a pair or split it.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -36,7 +38,8 @@ class IntervalStats final : public Observer {
   void on_switch(int64_t t, int cpu, const kernel::Task* prev, PrevState st,
                  const kernel::Task* next) override;
   void on_wakeup_placement(int64_t t, int waker_cpu, int target_cpu, bool local, int level) override;
-  void on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int level) override;
+  void on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int level,
+                  const char* cause) override;
   void on_idle(int64_t t, int cpu, int state) override;
   // The run ended at t: the lines still due, then the last, partial one
   // (which includes the events at t).
@@ -46,6 +49,12 @@ class IntervalStats final : public Observer {
   struct Counts {
     int64_t switches = 0, involuntary = 0, wakeups = 0, remote_wakeups = 0, migrations = 0, idle_entries = 0;
     int64_t smt_pair_wakeups = 0;
+    // Migrations by cause: moves, and of them onto and off the core of the
+    // task it last woke (StatsCollector's counts, per interval).
+    struct Moves {
+      int64_t moves = 0, joined = 0, left = 0;
+    };
+    std::map<std::string, Moves> by_cause;
     std::map<std::string, int64_t> sleeps;
     bool empty() const {
       return switches + wakeups + migrations + idle_entries == 0 && sleeps.empty();

@@ -18,7 +18,15 @@ class Observer {
                          const kernel::Task* next) {}
   virtual void on_waking(int64_t t, int cpu, const kernel::Task* p, int target_cpu) {}
   virtual void on_wakeup(int64_t t, int cpu, const kernel::Task* p, int target_cpu, bool is_new) {}
-  virtual void on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int level) {}
+  // set_task_cpu() moved p; `level` is the lowest sched-domain level
+  // spanning both CPUs. `cause` names the code that moved it, a string
+  // literal: the wakeup's placement as the class reports it
+  // (SchedClass::wake_placement(), e.g. "wake_idle_core", "wake_slow_path"),
+  // "fork", "exec", "affinity", the balancer ("balance_newidle",
+  // "balance_idle", "balance_busy", "balance_active") or 2.4's
+  // "schedule_pick".
+  virtual void on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int level,
+                          const char* cause) {}
   virtual void on_fork(int64_t t, int cpu, const kernel::Task* parent, const kernel::Task* child) {}
   virtual void on_exit(int64_t t, int cpu, const kernel::Task* p) {}
   // state = idle-state index entered, or -1 on exit from idle.

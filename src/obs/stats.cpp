@@ -96,12 +96,22 @@ void StatsCollector::on_wakeup_placement(int64_t, int, int, bool local, int leve
   }
 }
 
-void StatsCollector::on_migrate(int64_t, int, const kernel::Task* p, int, int, int level) {
+void StatsCollector::on_migrate(int64_t, int, const kernel::Task* p, int from, int to, int level,
+                                const char* cause) {
   // The workload's own tasks: an unbound kernel thread (kworker_noise_unbound)
   // moves too, and a bound one never does.
   if (p->kthread) return;
   ++s_.migrations;
   ++s_.migrations_by_level[level_name(level_index(level))];
+  auto it = std::find_if(by_cause_.begin(), by_cause_.end(), [&](const auto& c) { return c.first == cause; });
+  if (it == by_cause_.end()) it = by_cause_.insert(by_cause_.end(), {cause, CauseCounts{}});
+  CauseCounts& c = it->second;
+  ++c.moves;
+  const kernel::Task* wakee = p->last_wakee;
+  if (!topo_ || !wakee || wakee->state == kernel::TaskState::Dead) return;
+  const hw::CpuMask wakee_core = topo_->smt_mask(wakee->cpu);
+  if (wakee_core.test(to) && !wakee_core.test(from)) ++c.joined;
+  if (wakee_core.test(from) && !wakee_core.test(to)) ++c.left;
 }
 
 // The switch-in ends the task's off-CPU episode. Its switch-out is known
@@ -173,6 +183,8 @@ void StatsCollector::reset(kernel::Kernel& k) {
   delays_.clear();
   idle_entries_.clear();
   remote_wakeups_by_level_.clear();
+  by_cause_.clear();
+  topo_ = &k.machine().topo();
   queued_total_ns_ = 0;
   runs_ = 0;
   t_reset_ = k.now_ns();
@@ -211,6 +223,11 @@ void StatsCollector::reset(kernel::Kernel& k) {
 
 Summary StatsCollector::summarize(const kernel::Kernel& k) const {
   Summary s = s_;
+  for (const auto& [cause, c] : by_cause_) {
+    s.migrations_by_cause[cause] += c.moves;
+    s.migrations_joining_wakee[cause] += c.joined;
+    s.migrations_leaving_wakee[cause] += c.left;
+  }
   s.window_start_ns = t_reset_;
   s.elapsed_ns = k.now_ns() - t_reset_;
   s.idle_ns_per_cpu.clear();
@@ -332,6 +349,21 @@ std::string levels_text(const std::map<std::string, int64_t>& by_level) {
 }
 }  // namespace
 
+// "wake_idle_core 41 (+3 -5)": the moves of a cause, and of them those that
+// put the task on its last wakee's core (+) and those that took it off (-).
+std::string migration_causes_text(const Summary& s) {
+  std::string text;
+  for (const auto& [cause, n] : s.migrations_by_cause) {
+    const auto count = [&](const std::map<std::string, int64_t>& m) {
+      const auto it = m.find(cause);
+      return std::to_string(it == m.end() ? 0 : it->second);
+    };
+    text += (text.empty() ? "" : ", ") + cause + " " + std::to_string(n) + " (+" +
+            count(s.migrations_joining_wakee) + " -" + count(s.migrations_leaving_wakee) + ")";
+  }
+  return text;
+}
+
 std::string format_summary(const Summary& s) {
   std::ostringstream o;
   char buf[256];
@@ -403,6 +435,8 @@ std::string format_summary(const Summary& s) {
   o << buf;
   if (!s.migrations_by_level.empty()) o << "  (" << levels_text(s.migrations_by_level) << ")";
   o << "\n";
+  if (!s.migrations_by_cause.empty())
+    o << "  migrations by cause   " << migration_causes_text(s) << "  (+ onto, - off the core of the task it last woke)\n";
   std::snprintf(buf, sizeof buf, "  refilled lines        %12lld  (%lld from beyond the LLC)\n",
                 static_cast<long long>(s.refill_lines_within_llc + s.refill_lines_beyond_llc),
                 static_cast<long long>(s.refill_lines_beyond_llc));

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "hw/topology.hpp"
 #include "kernel/sched_class.hpp"
 #include "obs/observer.hpp"
 
@@ -83,6 +84,12 @@ struct Summary {
   kernel::WakeupChecksByWchan wakeup_checks;
   int64_t migrations = 0;
   std::map<std::string, int64_t> migrations_by_level;  // "SMT", "MC", "NUMA", "wake", ...
+  // The same moves by the code that made them (Observer::on_migrate()'s
+  // cause), and of those the moves that put a task on the core (its SMT
+  // siblings; a CPU without them) of the task it last woke
+  // (p->last_wakee, record_wakee(), 3.12+), and those that took it off that
+  // core: how a waker-wakee pair is gathered onto one core or split apart.
+  std::map<std::string, int64_t> migrations_by_cause, migrations_joining_wakee, migrations_leaving_wakee;
   int64_t wakeups = 0, wakeups_local = 0, wakeups_remote = 0;
   // Remote wakeups by the lowest sched-domain level spanning the waker's CPU
   // and the wakee's: where the partners of a channel sit (a pipe pair on one
@@ -160,7 +167,8 @@ class StatsCollector final : public Observer {
                  const kernel::Task* next) override;
   void on_wakeup_placement(int64_t t, int waker_cpu, int target_cpu, bool local, int level) override;
   void on_exit(int64_t t, int cpu, const kernel::Task* p) override;
-  void on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int level) override;
+  void on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int level,
+                  const char* cause) override;
   void on_run_delay(int64_t t, int cpu, const kernel::Task* p, int64_t queued_ns, int64_t wakeup_ns) override;
   void on_balance(int64_t t, int cpu, int level, int idle_type, bool success, int moved,
                   int64_t cost_ns) override;
@@ -201,6 +209,13 @@ class StatsCollector final : public Observer {
   std::vector<std::string> level_names_;
   Summary s_;
   std::vector<int64_t> remote_wakeups_by_level_;  // by level index; the last slot for "other"
+  // Migrations by the cause's pointer (string literals), merged by name in
+  // summarize(); the topology, from reset(), says which CPUs share a core.
+  struct CauseCounts {
+    int64_t moves = 0, joined = 0, left = 0;
+  };
+  std::vector<std::pair<const char*, CauseCounts>> by_cause_;
+  const hw::Topology* topo_ = nullptr;
   std::vector<int64_t> delays_;
   std::vector<int64_t> idle_entries_;  // by idle state index
   long double queued_total_ns_ = 0;
@@ -224,6 +239,8 @@ void count_switch(const kernel::Task* prev, PrevState st, const kernel::Task* ne
 inline constexpr const char* kPreemptedKey = "preempted";
 
 // Human-readable block, and the same as JSON (docs/json.md).
+// Summary::migrations_by_cause as "cause moves (+onto -off), ...".
+std::string migration_causes_text(const Summary& s);
 std::string format_summary(const Summary& s);
 
 }  // namespace obs

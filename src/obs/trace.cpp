@@ -79,7 +79,7 @@ void FtraceWriter::on_wakeup(int64_t t, int cpu, const kernel::Task* p, int targ
        "comm=" + p->comm + " pid=" + std::to_string(p->pid) + " prio=120 target_cpu=" + tc);
 }
 
-void FtraceWriter::on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int) {
+void FtraceWriter::on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int, const char*) {
   line(t, cpu, "sched_migrate_task",
        "comm=" + p->comm + " pid=" + std::to_string(p->pid) + " prio=120 orig_cpu=" + std::to_string(from) +
            " dest_cpu=" + std::to_string(to));

@@ -21,7 +21,8 @@ class FtraceWriter final : public Observer {
                  const kernel::Task* next) override;
   void on_waking(int64_t t, int cpu, const kernel::Task* p, int target_cpu) override;
   void on_wakeup(int64_t t, int cpu, const kernel::Task* p, int target_cpu, bool is_new) override;
-  void on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int level) override;
+  void on_migrate(int64_t t, int cpu, const kernel::Task* p, int from, int to, int level,
+                  const char* cause) override;
   void on_fork(int64_t t, int cpu, const kernel::Task* parent, const kernel::Task* child) override;
   void on_exit(int64_t t, int cpu, const kernel::Task* p) override;
   void on_idle(int64_t t, int cpu, int state) override;

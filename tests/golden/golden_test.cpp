@@ -167,28 +167,38 @@ struct TwoSocketScenario {
 
 // Seed 000's mechanism on a 2-socket machine (CPUs 0-1 on socket 0, 2-3 on
 // socket 1): socket 0 is fully busy, socket 1 idle. A task that last ran on
-// CPU 1 is woken by the hog on CPU 0. Returns the CPU it is woken onto.
-int seed000_wakeup(const char* features, const char* golden) {
+// CPU 1 is woken by the hog on CPU 0. Returns the CPU it is woken onto;
+// `causes` gets the run's migrations by cause.
+int seed000_wakeup(const char* features, const char* golden, std::map<std::string, int64_t>* causes) {
   TwoSocketScenario x(features);
+  obs::StatsCollector stats{x.s.k.domains().level_names()};
+  x.s.k.add_observer(&stats);
+  stats.reset(x.s.k);
   x.s.k.spawn("sleeper", [&](Proc& p) { return blocker(p, &x.wq, &x.flag); }, 1);
   x.s.k.spawn("hog0", [&](Proc& p) { return waking_hog(p, &x.wq, &x.flag); }, 0);
   // Once the sleeper has slept on CPU 1, a hog takes CPU 1 over.
   x.spawn_at(50000, "hog1", [](Proc& p) { return hog(p, 500000, 100000); }, 1);
   check_golden(golden, x.s, x.trace);
+  *causes = stats.summarize(x.s.k).migrations_by_cause;
   return target_cpu_of(x.trace, "sched_wakeup: comm=sleeper");
 }
 }  // namespace
 
 TEST(Golden, Seed000BaselineWakesOntoTheBusySocket) {
-  const int cpu = seed000_wakeup("", "seed000_baseline");
+  std::map<std::string, int64_t> causes;
+  const int cpu = seed000_wakeup("", "seed000_baseline", &causes);
   if (::testing::Test::IsSkipped()) return;
   EXPECT_TRUE(cpu == 0 || cpu == 1) << "woken onto cpu " << cpu;
+  EXPECT_EQ(causes.count("wake_slow_path"), 0u);
 }
 
+// The statistics name the fall-through as the wakeup's cause of moving.
 TEST(Golden, Seed000WakeIdleCpuFindsTheIdleSocket) {
-  const int cpu = seed000_wakeup("WAKE_IDLE_CPU", "seed000_wake_idle_cpu");
+  std::map<std::string, int64_t> causes;
+  const int cpu = seed000_wakeup("WAKE_IDLE_CPU", "seed000_wake_idle_cpu", &causes);
   if (::testing::Test::IsSkipped()) return;
   EXPECT_TRUE(cpu == 2 || cpu == 3) << "woken onto cpu " << cpu;
+  EXPECT_EQ(causes["wake_slow_path"], 1);
 }
 
 namespace {
@@ -404,9 +414,11 @@ TEST(Golden, Seed000BatchWakeIdleCpuStacksOnAQueuedWakeup) {
 // in the first scenario it finds socket 1 too, and in the batch it leaves s3
 // on the waker's CPU, since socket 1's CPUs are not idle but hold wakeups.
 TEST(Golden, Seed000SdWakeIdleFindsTheIdleSocket) {
-  const int cpu = seed000_wakeup("SD_WAKE_IDLE", "seed000_sd_wake_idle");
+  std::map<std::string, int64_t> causes;
+  const int cpu = seed000_wakeup("SD_WAKE_IDLE", "seed000_sd_wake_idle", &causes);
   if (::testing::Test::IsSkipped()) return;
   EXPECT_TRUE(cpu == 2 || cpu == 3) << "woken onto cpu " << cpu;
+  EXPECT_EQ(causes["wake_sd_wake_idle"], 1);
 }
 
 TEST(Golden, Seed000BatchSdWakeIdleDoesNotStack) {

@@ -543,3 +543,85 @@ TEST(StatsCollector, RemoteWakeupsByLevelSumLevelsOfOneName) {
   EXPECT_EQ(sum.wakeups_by_level.size(), 1u);
   EXPECT_EQ(at_level(sum, "MC"), 1);
 }
+
+// Each migration counts under its cause, and as a move onto or off the core
+// (the SMT siblings) of the task the mover last woke: 1s2c2t has cores
+// {0,2} and {1,3}. A move within one core, or between two cores neither of
+// which holds the wakee, is neither; a task that has woken no one, or whose
+// last wakee has exited, counts only as a move; kernel threads not at all.
+TEST(StatsCollector, MigrationsByCauseCountMovesOntoAndOffTheLastWakeesCore) {
+  TinySim s("1s2c2t", "linux-4.0");
+  obs::StatsCollector stats(s.k.domains().level_names());
+  stats.reset(s.k);
+  kernel::Task mover, wakee, loner, dead, kthread;
+  wakee.cpu = 0;
+  mover.last_wakee = &wakee;
+  dead.state = kernel::TaskState::Dead;
+  dead.cpu = 1;
+  loner.last_wakee = &dead;
+  kthread.kthread = true;
+  stats.on_migrate(0, 0, &mover, 1, 2, 1, "wake_idle_sibling");  // onto {0,2}
+  stats.on_migrate(0, 0, &mover, 2, 0, 0, "balance_newidle");    // within {0,2}
+  stats.on_migrate(0, 0, &mover, 0, 3, 1, "balance_active");     // off {0,2}
+  stats.on_migrate(0, 0, &mover, 3, 1, 0, "balance_newidle");    // within {1,3}
+  stats.on_migrate(0, 0, &loner, 1, 0, 1, "wake_idle_core");
+  stats.on_migrate(0, 0, &kthread, 0, 1, 1, "balance_idle");
+  const obs::Summary sum = stats.summarize(s.k);
+  EXPECT_EQ(sum.migrations, 5);
+  const std::map<std::string, int64_t> moves{
+      {"balance_active", 1}, {"balance_newidle", 2}, {"wake_idle_core", 1}, {"wake_idle_sibling", 1}};
+  const std::map<std::string, int64_t> joined{
+      {"balance_active", 0}, {"balance_newidle", 0}, {"wake_idle_core", 0}, {"wake_idle_sibling", 1}};
+  const std::map<std::string, int64_t> left{
+      {"balance_active", 1}, {"balance_newidle", 0}, {"wake_idle_core", 0}, {"wake_idle_sibling", 0}};
+  EXPECT_EQ(sum.migrations_by_cause, moves);
+  EXPECT_EQ(sum.migrations_joining_wakee, joined);
+  EXPECT_EQ(sum.migrations_leaving_wakee, left);
+  EXPECT_EQ(obs::migration_causes_text(sum),
+            "balance_active 1 (+0 -1), balance_newidle 2 (+0 -0), wake_idle_core 1 (+0 -0), "
+            "wake_idle_sibling 1 (+1 -0)");
+  stats.reset(s.k);
+  EXPECT_TRUE(stats.summarize(s.k).migrations_by_cause.empty());
+}
+
+// The causes come from the code that moved the task. A pipe pair starts on
+// two cores of 1s2c2t ({0,2}, {1,3}) with a hog pinned beside pong on CPU 1.
+// When ping's write wakes pong, pong's CPU is busy and so is the waker's, no
+// core is wholly idle, and 4.0's select_idle_sibling() takes the waker's
+// idle sibling, CPU 2: pong joins ping's core, and the pair stays there.
+// The interval lines count the same moves.
+TEST(StatsCollector, AWakeeWhoseCpuIsTakenJoinsItsWakersCoreOnItsIdleSibling) {
+  TinySim s("1s2c2t", "linux-4.0");
+  obs::StatsCollector stats(s.k.domains().level_names());
+  std::ostringstream out;
+  obs::IntervalStats iv(s.k, 1000000, out);
+  s.k.add_observer(&stats);
+  s.k.add_observer(&iv);
+  s.k.set_time_listener([&iv](int64_t t) { iv.advance_to(t); });
+  stats.reset(s.k);
+  iv.start();
+  workload::Fd a[2], b[2];
+  workload::make_pipe(s.k.config(), a);
+  workload::make_pipe(s.k.config(), b);
+  kernel::Task* h = s.k.spawn("hog", [](kernel::Proc& p) { return hog(p, 2000000, 100000); }, 1);
+  hw::CpuMask only_cpu1;
+  only_cpu1.set(1);
+  h->cpus_allowed = only_cpu1;
+  kernel::Task* ping =
+      s.k.spawn("ping", [&](kernel::Proc& p) { return testsupport::pinger(p, &b[0], &a[1], 200, true); }, 0);
+  kernel::Task* pong =
+      s.k.spawn("pong", [&](kernel::Proc& p) { return testsupport::pinger(p, &a[0], &b[1], 200, false); }, 1);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  iv.finish(s.k.now_ns());
+  const obs::Summary sum = stats.summarize(s.k);
+  const std::map<std::string, int64_t> moves{{"wake_idle_sibling", 1}};
+  EXPECT_EQ(sum.migrations_by_cause, moves) << obs::migration_causes_text(sum);
+  EXPECT_EQ(sum.migrations_joining_wakee, moves);
+  EXPECT_EQ(sum.migrations_leaving_wakee.at("wake_idle_sibling"), 0);
+  EXPECT_EQ(pong->cpu, 2);
+  EXPECT_EQ(ping->cpu, 0);
+  EXPECT_EQ(pong->last_wakee, ping);
+  const auto lines = lines_of(out.str());
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.front().find("; wake_idle_sibling=1/+1/-0;"), std::string::npos) << lines.front();
+}

@@ -301,6 +301,7 @@ class Cfs final : public SchedClass {
   void task_fork(Task* p) override;
   void init_task_runnable_average(Task* p) override;
   int select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags) override;
+  const char* wake_placement() const override { return wake_placement_; }
   int select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags);
   // A placement reads other CPUs' runqueues; charged to the deciding CPU.
   void read_rq(int cpu);
@@ -791,6 +792,11 @@ class Cfs final : public SchedClass {
   struct SisStats {
     int64_t target = 0, prev = 0, recent = 0, core = 0, cpu = 0, smt = 0, busy = 0, scan_cut = 0;
   } sis_;
+  const char* wake_placement_ = "wake";
+  // The branch that chose the last placement's CPU, read from the counters
+  // it moved (the slow path after a busy select_idle_sibling() result wins).
+  const char* placement_branch(const SisStats& before, int64_t fallthroughs_before,
+                               int64_t sd_wake_idle_found_before) const;
   int64_t last_balance_cost_ = 0;
   // wakeup_checks_by_wchan(), keyed by the labels' pointers (wchans are
   // string literals): a handful of pairs, searched in order.
@@ -2515,10 +2521,34 @@ int Cfs::select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags)
   if (sd_flag & SD_BALANCE_FORK) p->recent_used_cpu = prev_cpu;
   const bool local = (sd_flag & SD_BALANCE_WAKE) && prev_cpu == core_.this_cpu();
   p->wake_path = local ? Task::WakePath::Local : Task::WakePath::None;
+  const SisStats sis_before = sis_;
+  const int64_t fallthroughs_before = wake_idle_fallthroughs_, sd_wake_idle_found_before = sd_wake_idle_found_;
   const int cpu = select_task_rq_fair(p, prev_cpu, sd_flag, wake_flags);
   if (p->wake_path == Task::WakePath::Emptied && cpu == core_.this_cpu()) ++emptied_pulls_onto_waker_cpu_;
+  if (sd_flag & SD_BALANCE_WAKE)
+    wake_placement_ = placement_branch(sis_before, fallthroughs_before, sd_wake_idle_found_before);
   if (placement_scan_ns_ > 0) core_.charge(core_.this_cpu(), placement_scan_ns_, CostPath::Placement);
   return cpu;
+}
+
+// A wakeup that moves its task is counted by the branch that chose the CPU:
+// select_idle_sibling()'s (target or prev idle, 5.4's recent_used_cpu, a
+// wholly idle core, an idle CPU, the target's idle sibling, the busy
+// target), WAKE_IDLE_CPU's slow path after a busy result, SD_WAKE_IDLE's
+// search, or else the find_idlest_group() descent (3.10 without an affine
+// domain; a wakee bound to one CPU).
+const char* Cfs::placement_branch(const SisStats& before, int64_t fallthroughs_before,
+                                  int64_t sd_wake_idle_found_before) const {
+  if (wake_idle_fallthroughs_ != fallthroughs_before) return "wake_slow_path";
+  if (sd_wake_idle_found_ != sd_wake_idle_found_before) return "wake_sd_wake_idle";
+  if (sis_.target != before.target) return "wake_target_idle";
+  if (sis_.prev != before.prev) return "wake_prev_idle";
+  if (sis_.recent != before.recent) return "wake_recent_used_cpu";
+  if (sis_.core != before.core) return "wake_idle_core";
+  if (sis_.cpu != before.cpu) return "wake_idle_cpu";
+  if (sis_.smt != before.smt) return "wake_idle_sibling";
+  if (sis_.busy != before.busy) return "wake_busy_target";
+  return "wake_find_idlest";
 }
 
 int Cfs::select_task_rq_fair(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags) {
@@ -3023,12 +3053,22 @@ bool Cfs::can_migrate_task(Task* p, LbEnv& env) {
   return false;
 }
 
+// load_balance()'s moves, by the balance that made them.
+const char* balance_cause(CpuIdleType idle) {
+  switch (idle) {
+    case CpuIdleType::NewlyIdle: return "balance_newidle";
+    case CpuIdleType::Idle: return "balance_idle";
+    case CpuIdleType::NotIdle: return "balance_busy";
+  }
+  return "balance";
+}
+
 void Cfs::move_task(Task* p, int src, int dst) {
   // detach_task() + attach_task(): dequeue (vruntime made relative),
   // set_task_cpu(), enqueue on dst, check preemption there.
   core_.sched_info_dequeued(src, p);
   dequeue_task_fair(src, p, 0);
-  core_.set_task_cpu(p, dst);
+  core_.set_task_cpu(p, dst, "balance_active");
   core_.sched_info_queued(dst, p);
   enqueue_task_fair(dst, p, 0);
   check_preempt_curr(dst, p, 0);
@@ -3086,7 +3126,7 @@ int Cfs::detach_tasks(LbEnv& env) {
 
 void Cfs::attach_tasks(LbEnv& env) {
   for (Task* p : env.tasks) {
-    core_.set_task_cpu(p, env.dst_cpu);
+    core_.set_task_cpu(p, env.dst_cpu, balance_cause(env.idle));
     core_.sched_info_queued(env.dst_cpu, p);
     enqueue_task_fair(env.dst_cpu, p, 0);
     check_preempt_curr(env.dst_cpu, p, 0);

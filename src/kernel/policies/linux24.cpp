@@ -185,7 +185,7 @@ class Linux24 final : public SchedClass {
     scan_miss_ns_ += miss_ns;
     last_schedule_[static_cast<size_t>(cpu)] = core_.now_ns();
     if (next) {
-      if (next->cpu != cpu) core_.set_task_cpu(next, cpu);
+      if (next->cpu != cpu) core_.set_task_cpu(next, cpu, "schedule_pick");
       running_on_[next] = cpu;
       write_line(next, cpu);  // task_set_cpu(): processor, cpus_runnable
       // From the idle task, which __schedule_tail() leaves at once.
