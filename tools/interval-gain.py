@@ -20,6 +20,11 @@ threads and the share of busy time run beside a busy sibling (the lines'
 `smt_pair_wakeups`, `busy_us` and `smt_shared_us`), and their migrations.
 Only intervals that every run completed are used (a run's last, partial line
 is not); `--spans` sums intervals (1-based, inclusive) before comparing.
+`--causes` adds, for each span (all intervals without --spans), the
+migrations by cause a run, base against patch, with the moves of each cause
+that put a task on the core of the task it last woke (+) and that took it
+off (-): which code gathers a waker-wakee pair and which splits it (lines
+written since stop 90).
 """
 import argparse
 import math
@@ -55,6 +60,12 @@ def read_lines(path):
         for name in ('smt_pair_wakeups', 'busy_us', 'smt_shared_us'):
             m = re.search(r' ' + name + r'=(\d+)', line)
             row[name] = int(m.group(1)) if m else None
+        # "sleeps; cause=moves/+onto/-off ...; policy counters | layout"
+        sections = line.split(';')
+        row['causes'] = None
+        if len(sections) >= 3:
+            row['causes'] = {c: (int(n), int(j), int(l))
+                             for c, n, j, l in re.findall(r'(\w+)=(\d+)/\+(\d+)/-(\d+)', sections[1])}
         rows.append(row)
     if len(rows) < 2:
         sys.exit(f'interval-gain: {path}: fewer than two interval lines')
@@ -67,6 +78,32 @@ def summed(rows, lo, hi):
     total = {k: sum(r[k] for r in part) if all(r[k] is not None for r in part) else None
              for k in ('wakeups', 'migrations', 'smt_pair_wakeups', 'busy_us', 'smt_shared_us')}
     return total
+
+
+def causes_summed(rows):
+    """cause -> [moves, onto, off] summed over rows."""
+    total = {}
+    for r in rows:
+        for cause, counts in r['causes'].items():
+            acc = total.setdefault(cause, [0, 0, 0])
+            for k in range(3):
+                acc[k] += counts[k]
+    return total
+
+
+def print_causes(pairs, lo, hi):
+    runs = len(pairs)
+    base = [causes_summed(b[lo - 1:hi]) for b, _ in pairs]
+    patch = [causes_summed(p[lo - 1:hi]) for _, p in pairs]
+
+    def mean(per_run, cause):
+        return [sum(r.get(cause, [0, 0, 0])[k] for r in per_run) / runs for k in range(3)]
+
+    print(f'# intervals {lo}-{hi}: migrations by cause, the mean a run (+ onto, - off the core of the task it last woke)')
+    print(f'# {"cause":<22} {"base":>8}'.ljust(48) + f' {"patch":>8}')
+    for cause in sorted(set().union(*base, *patch)):
+        b, p = mean(base, cause), mean(patch, cause)
+        print(f'  {cause:<22} {b[0]:8.1f} (+{b[1]:.1f} -{b[2]:.1f})'.ljust(48) + f' {p[0]:8.1f} (+{p[1]:.1f} -{p[2]:.1f})')
 
 
 def changes(pairs):
@@ -111,6 +148,8 @@ def parse_spans(text, n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--spans', help='intervals to sum, e.g. 1,2-9 (1-based, inclusive)')
+    ap.add_argument('--causes', action='store_true',
+                    help='also the migrations by cause, and the moves onto and off the last wakee\'s core')
     ap.add_argument('files', nargs='+', help='BASE.iv PATCH.iv pairs')
     a = ap.parse_args()
     if len(a.files) % 2:
@@ -144,6 +183,11 @@ def main():
             m, ci = mean_ci(change)
             print(f'  {lo:>3}-{hi:<4} {m:+7.2f}% {ci:6.2f}   {layout([b for b, _ in sums])}  '
                   f'{layout([p for _, p in sums])}  ' + ' '.join(f'{c:+.1f}' for c in change))
+    if a.causes:
+        if any(r['causes'] is None for b, p in pairs for r in b[:n] + p[:n]):
+            sys.exit('interval-gain: --causes needs lines with the migrations by cause (schedlab since stop 90)')
+        for lo, hi in spans or [(1, n)]:
+            print_causes(pairs, lo, hi)
 
 
 if __name__ == '__main__':

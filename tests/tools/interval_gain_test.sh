@@ -1,11 +1,13 @@
 #!/bin/sh
 # tools/interval-gain.py: on two pairs of -I logs kept from pipe x16 launches
 # (haswell-2s8c2t, linux-4.0 against WAKE_IDLE_CPU, -l 20000 -I 50, seeds 1
-# and 7920, stop 89), against the expected report; then on a pair this
+# and 7920; written by stop 89's runs, with the migrations by cause since
+# stop 90's), against the expected report with --causes; then on a pair this
 # build's schedlab writes, so that a change to the interval lines' layout
 # fields shows here (each line has both runs' layout, not "-"); and bad
 # input (a span outside the intervals every run completed or backwards,
-# an unpaired run, a line that is not an -I line) gets the tool's message.
+# an unpaired run, a line that is not an -I line, --causes on lines
+# without them) gets the tool's message.
 # Needs python3, which the build does not: skipped (77) without it.
 #
 #   interval_gain_test.sh SOURCE_DIR SCHEDLAB
@@ -14,7 +16,7 @@ src=$1 schedlab=$2
 command -v python3 > /dev/null || exit 77
 t="$src/tools/interval-gain.py"
 d="$src/tests/tools"
-sh "$d/golden_output.sh" "$src" interval_gain python3 "$t" --spans 1,1-3 \
+sh "$d/golden_output.sh" "$src" interval_gain python3 "$t" --spans 1,1-3 --causes \
   "$d/interval_gain_base_1.iv" "$d/interval_gain_patch_1.iv" \
   "$d/interval_gain_base_7920.iv" "$d/interval_gain_patch_7920.iv"
 tmp="${TMPDIR:-/tmp}/interval_gain.$$"
@@ -38,4 +40,7 @@ refused "runs backwards" --spans 3-1 "$tmp.base" "$tmp.patch"
 refused "in pairs" "$tmp.base"
 echo "schedlab: time limit reached" > "$tmp.bad"
 refused "not an -I line" "$tmp.bad" "$tmp.patch"
+# Lines from before stop 90 have no migrations by cause.
+sed 's/;[^;]*;/;/' "$tmp.base" > "$tmp.old"
+refused "needs lines with the migrations by cause" --causes "$tmp.old" "$tmp.patch"
 exit $status
