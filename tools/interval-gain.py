@@ -64,8 +64,10 @@ def read_lines(path):
         sections = line.split(';')
         row['causes'] = None
         if len(sections) >= 3:
-            row['causes'] = {c: (int(n), int(j), int(l))
-                             for c, n, j, l in re.findall(r'(\w+)=(\d+)/\+(\d+)/-(\d+)', sections[1])}
+            fields = [re.fullmatch(r'(\w+)=(\d+)/\+(\d+)/-(\d+)', tok) for tok in sections[1].split()]
+            if not all(fields):
+                sys.exit(f'interval-gain: {path}: not a cause=moves/+onto/-off field in: {sections[1].strip()[:80]}')
+            row['causes'] = {m[1]: (int(m[2]), int(m[3]), int(m[4])) for m in fields}
         rows.append(row)
     if len(rows) < 2:
         sys.exit(f'interval-gain: {path}: fewer than two interval lines')

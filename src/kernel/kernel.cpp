@@ -1766,7 +1766,8 @@ int Kernel::ttwu_select(Task* p, int wake_flags) {
   const int from = p->cpu;
   const int c = select_task_rq(p, SD_BALANCE_WAKE, wake_flags);
   for (auto* o : observers_) o->on_waking(now_ns(), waker, p, c);
-  if (c != p->cpu) set_task_cpu(p, c, policy_->wake_placement());
+  // The class's branch names the move, unless the core overrode its CPU.
+  if (c != p->cpu) set_task_cpu(p, c, select_fell_back_ ? "affinity" : policy_->wake_placement());
   // ttwu_queue_cond() is read once, here, for both the waker's lines and
   // ttwu_queue()'s path: the kernel reads it right after select_task_rq(),
   // before the accesses the lines charge, and since 6.0 its answer depends
@@ -1873,8 +1874,8 @@ void Kernel::wake_up_new_task(Task* p) {
 // does not place tasks, so there is nothing to correct.
 int Kernel::select_task_rq(Task* p, uint32_t sd_flag, int wake_flags) {
   const int c = policy_->select_task_rq(p, p->cpu, sd_flag, wake_flags);
-  if (config_.preset().policy != PolicyKind::Cfs || p->cpus_allowed.test(c)) return c;
-  return select_fallback_rq(p);
+  select_fell_back_ = config_.preset().policy == PolicyKind::Cfs && !p->cpus_allowed.test(c);
+  return select_fell_back_ ? select_fallback_rq(p) : c;
 }
 
 // select_fallback_rq() (4.0): the first allowed CPU on the node of the

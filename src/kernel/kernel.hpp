@@ -436,6 +436,9 @@ class Kernel final : public SchedCore {
   void wake_up_new_task(Task* p);
   int sched_exec_target(Task* p);
   void move_queued_task(int c, Task* p, int dest, const char* cause);
+  // The last select_task_rq() replaced the class's CPU, one the task may not
+  // use, with select_fallback_rq()'s: its move is an affinity move.
+  bool select_fell_back_ = false;
   int select_task_rq(Task* p, uint32_t sd_flag, int wake_flags);
   [[nodiscard]] int select_fallback_rq(const Task* p) const;
   void ttwu_do_activate(Task* p, int cpu, int wake_flags);

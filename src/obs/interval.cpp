@@ -53,13 +53,14 @@ void IntervalStats::on_wakeup_placement(int64_t, int waker_cpu, int target_cpu, 
 void IntervalStats::on_migrate(int64_t, int, const kernel::Task* p, int from, int to, int, const char* cause) {
   if (!started()) return;
   ++counts_.migrations;
+  // By cause the workload's tasks only, as the summary counts them; the
+  // column above counts an unbound kernel thread's moves too.
+  if (p->kthread) return;
   auto& m = counts_.by_cause[cause];
   ++m.moves;
-  const kernel::Task* wakee = p->last_wakee;
-  if (!wakee || wakee->state == kernel::TaskState::Dead) return;
-  const hw::CpuMask wakee_core = k_.machine().topo().smt_mask(wakee->cpu);
-  if (wakee_core.test(to) && !wakee_core.test(from)) ++m.joined;
-  if (wakee_core.test(from) && !wakee_core.test(to)) ++m.left;
+  const int pair = move_against_last_wakee(k_.machine().topo(), p, from, to);
+  m.joined += pair > 0;
+  m.left += pair < 0;
 }
 
 void IntervalStats::on_idle(int64_t, int, int state) {

@@ -49,8 +49,9 @@ class IntervalStats final : public Observer {
   struct Counts {
     int64_t switches = 0, involuntary = 0, wakeups = 0, remote_wakeups = 0, migrations = 0, idle_entries = 0;
     int64_t smt_pair_wakeups = 0;
-    // Migrations by cause: moves, and of them onto and off the core of the
-    // task it last woke (StatsCollector's counts, per interval).
+    // The workload's migrations by cause: moves, and of them onto and off
+    // the core of the task it last woke (StatsCollector's counts, per
+    // interval; kernel threads are left out, as there).
     struct Moves {
       int64_t moves = 0, joined = 0, left = 0;
     };

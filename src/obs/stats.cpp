@@ -96,6 +96,20 @@ void StatsCollector::on_wakeup_placement(int64_t, int, int, bool local, int leve
   }
 }
 
+// A task's last wakee (record_wakee(): the task it last woke) is its
+// partner in a waker-wakee pair; its CPU is where it runs or last ran. A
+// balance pass that moves both partners sees them one at a time (the model
+// calls set_task_cpu() in attach_tasks()), so the first counts as leaving
+// its partner's core and the second as joining it.
+int move_against_last_wakee(const hw::Topology& topo, const kernel::Task* p, int from, int to) {
+  const kernel::Task* wakee = p->last_wakee;
+  if (!wakee || wakee == p || wakee->state == kernel::TaskState::Dead) return 0;
+  const hw::CpuMask core = topo.smt_mask(wakee->cpu);
+  if (core.test(to) && !core.test(from)) return 1;
+  if (core.test(from) && !core.test(to)) return -1;
+  return 0;
+}
+
 void StatsCollector::on_migrate(int64_t, int, const kernel::Task* p, int from, int to, int level,
                                 const char* cause) {
   // The workload's own tasks: an unbound kernel thread (kworker_noise_unbound)
@@ -107,11 +121,10 @@ void StatsCollector::on_migrate(int64_t, int, const kernel::Task* p, int from, i
   if (it == by_cause_.end()) it = by_cause_.insert(by_cause_.end(), {cause, CauseCounts{}});
   CauseCounts& c = it->second;
   ++c.moves;
-  const kernel::Task* wakee = p->last_wakee;
-  if (!topo_ || !wakee || wakee->state == kernel::TaskState::Dead) return;
-  const hw::CpuMask wakee_core = topo_->smt_mask(wakee->cpu);
-  if (wakee_core.test(to) && !wakee_core.test(from)) ++c.joined;
-  if (wakee_core.test(from) && !wakee_core.test(to)) ++c.left;
+  if (!topo_) return;
+  const int pair = move_against_last_wakee(*topo_, p, from, to);
+  c.joined += pair > 0;
+  c.left += pair < 0;
 }
 
 // The switch-in ends the task's off-CPU episode. Its switch-out is known

@@ -239,6 +239,9 @@ void count_switch(const kernel::Task* prev, PrevState st, const kernel::Task* ne
 inline constexpr const char* kPreemptedKey = "preempted";
 
 // Human-readable block, and the same as JSON (docs/json.md).
+// A move of p from `from` to `to` against the core (SMT siblings) of the
+// task p last woke: +1 onto it, -1 off it, 0 neither (or no live wakee).
+int move_against_last_wakee(const hw::Topology& topo, const kernel::Task* p, int from, int to);
 // Summary::migrations_by_cause as "cause moves (+onto -off), ...".
 std::string migration_causes_text(const Summary& s);
 std::string format_summary(const Summary& s);

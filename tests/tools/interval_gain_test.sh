@@ -29,6 +29,14 @@ status=0
 lines=$(grep -c '^ ' "$tmp.out" || true)
 laid=$(grep -cE '^ +[0-9.]+ +[-+][0-9.]+% +[0-9.na]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ ' "$tmp.out" || true)
 if [ "$lines" -lt 2 ] || [ "$lines" != "$laid" ]; then echo "expected every interval with both layouts:"; cat "$tmp.out"; status=1; fi
+# The causes this build writes parse, and add up to each run's migrations.
+python3 "$t" --causes "$tmp.base" "$tmp.patch" > "$tmp.causes"
+for v in base patch; do
+  moves=$(awk '!/^#/ { split($0, s, ";"); n = split(s[2], f, " "); for (i = 1; i <= n; i++) { split(f[i], a, /[=\/]/); m += a[2] } } END { print m + 0 }' "$tmp.$v")
+  column=$(awk '!/^#/ { m += $6 } END { print m + 0 }' "$tmp.$v")
+  if [ "$moves" != "$column" ] || [ "$moves" = 0 ]; then echo "$v: causes sum to $moves, the migrations column to $column"; status=1; fi
+done
+grep -q '^  fork ' "$tmp.causes" || { echo "expected the launch's forks among the causes:"; cat "$tmp.causes"; status=1; }
 # Bad input ends with the tool's own one-line message, not a traceback.
 refused() {  # EXPECTED-MESSAGE ARGS...
   expected=$1; shift
@@ -43,4 +51,6 @@ refused "not an -I line" "$tmp.bad" "$tmp.patch"
 # Lines from before stop 90 have no migrations by cause.
 sed 's/;[^;]*;/;/' "$tmp.base" > "$tmp.old"
 refused "needs lines with the migrations by cause" --causes "$tmp.old" "$tmp.patch"
+sed 's/;\([^;]*\);/; fork=1;/' "$tmp.base" > "$tmp.garbled"
+refused "not a cause=moves/+onto/-off field" --causes "$tmp.garbled" "$tmp.patch"
 exit $status

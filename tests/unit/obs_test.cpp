@@ -553,7 +553,10 @@ TEST(StatsCollector, MigrationsByCauseCountMovesOntoAndOffTheLastWakeesCore) {
   TinySim s("1s2c2t", "linux-4.0");
   obs::StatsCollector stats(s.k.domains().level_names());
   stats.reset(s.k);
-  kernel::Task mover, wakee, loner, dead, kthread;
+  kernel::Task mover, wakee, loner, dead, kthread, nobody;
+  // A cause is a string literal; the same name at another address (another
+  // translation unit's literal) merges by name.
+  static const char newidle_elsewhere[] = "balance_newidle";
   wakee.cpu = 0;
   mover.last_wakee = &wakee;
   dead.state = kernel::TaskState::Dead;
@@ -563,13 +566,14 @@ TEST(StatsCollector, MigrationsByCauseCountMovesOntoAndOffTheLastWakeesCore) {
   stats.on_migrate(0, 0, &mover, 1, 2, 1, "wake_idle_sibling");  // onto {0,2}
   stats.on_migrate(0, 0, &mover, 2, 0, 0, "balance_newidle");    // within {0,2}
   stats.on_migrate(0, 0, &mover, 0, 3, 1, "balance_active");     // off {0,2}
-  stats.on_migrate(0, 0, &mover, 3, 1, 0, "balance_newidle");    // within {1,3}
+  stats.on_migrate(0, 0, &mover, 3, 1, 0, newidle_elsewhere);    // within {1,3}
   stats.on_migrate(0, 0, &loner, 1, 0, 1, "wake_idle_core");
+  stats.on_migrate(0, 0, &nobody, 1, 2, 1, "wake_idle_core");
   stats.on_migrate(0, 0, &kthread, 0, 1, 1, "balance_idle");
   const obs::Summary sum = stats.summarize(s.k);
-  EXPECT_EQ(sum.migrations, 5);
+  EXPECT_EQ(sum.migrations, 6);
   const std::map<std::string, int64_t> moves{
-      {"balance_active", 1}, {"balance_newidle", 2}, {"wake_idle_core", 1}, {"wake_idle_sibling", 1}};
+      {"balance_active", 1}, {"balance_newidle", 2}, {"wake_idle_core", 2}, {"wake_idle_sibling", 1}};
   const std::map<std::string, int64_t> joined{
       {"balance_active", 0}, {"balance_newidle", 0}, {"wake_idle_core", 0}, {"wake_idle_sibling", 1}};
   const std::map<std::string, int64_t> left{
@@ -578,7 +582,7 @@ TEST(StatsCollector, MigrationsByCauseCountMovesOntoAndOffTheLastWakeesCore) {
   EXPECT_EQ(sum.migrations_joining_wakee, joined);
   EXPECT_EQ(sum.migrations_leaving_wakee, left);
   EXPECT_EQ(obs::migration_causes_text(sum),
-            "balance_active 1 (+0 -1), balance_newidle 2 (+0 -0), wake_idle_core 1 (+0 -0), "
+            "balance_active 1 (+0 -1), balance_newidle 2 (+0 -0), wake_idle_core 2 (+0 -0), "
             "wake_idle_sibling 1 (+1 -0)");
   stats.reset(s.k);
   EXPECT_TRUE(stats.summarize(s.k).migrations_by_cause.empty());
@@ -624,4 +628,13 @@ TEST(StatsCollector, AWakeeWhoseCpuIsTakenJoinsItsWakersCoreOnItsIdleSibling) {
   const auto lines = lines_of(out.str());
   ASSERT_FALSE(lines.empty());
   EXPECT_NE(lines.front().find("; wake_idle_sibling=1/+1/-0;"), std::string::npos) << lines.front();
+  // Summed over the lines, the causes are the summary's.
+  std::map<std::string, int64_t> line_moves;
+  const std::regex cause_field(R"((\w+)=(\d+)/\+(\d+)/-(\d+))");
+  for (const auto& l : lines) {
+    const std::string section = l.substr(l.find(';'), l.find(';', l.find(';') + 1) - l.find(';'));
+    for (std::sregex_iterator it(section.begin(), section.end(), cause_field), end; it != end; ++it)
+      line_moves[(*it)[1]] += std::stoll((*it)[2]);
+  }
+  EXPECT_EQ(line_moves, sum.migrations_by_cause);
 }

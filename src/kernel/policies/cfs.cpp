@@ -795,7 +795,7 @@ class Cfs final : public SchedClass {
   const char* wake_placement_ = "wake";
   // The branch that chose the last placement's CPU, read from the counters
   // it moved (the slow path after a busy select_idle_sibling() result wins).
-  const char* placement_branch(const SisStats& before, int64_t fallthroughs_before,
+  const char* placement_branch(const Task* p, const SisStats& before, int64_t fallthroughs_before,
                                int64_t sd_wake_idle_found_before) const;
   int64_t last_balance_cost_ = 0;
   // wakeup_checks_by_wchan(), keyed by the labels' pointers (wchans are
@@ -2526,19 +2526,22 @@ int Cfs::select_task_rq(Task* p, int prev_cpu, uint32_t sd_flag, int wake_flags)
   const int cpu = select_task_rq_fair(p, prev_cpu, sd_flag, wake_flags);
   if (p->wake_path == Task::WakePath::Emptied && cpu == core_.this_cpu()) ++emptied_pulls_onto_waker_cpu_;
   if (sd_flag & SD_BALANCE_WAKE)
-    wake_placement_ = placement_branch(sis_before, fallthroughs_before, sd_wake_idle_found_before);
+    wake_placement_ = placement_branch(p, sis_before, fallthroughs_before, sd_wake_idle_found_before);
   if (placement_scan_ns_ > 0) core_.charge(core_.this_cpu(), placement_scan_ns_, CostPath::Placement);
   return cpu;
 }
 
 // A wakeup that moves its task is counted by the branch that chose the CPU:
-// select_idle_sibling()'s (target or prev idle, 5.4's recent_used_cpu, a
-// wholly idle core, an idle CPU, the target's idle sibling, the busy
-// target), WAKE_IDLE_CPU's slow path after a busy result, SD_WAKE_IDLE's
-// search, or else the find_idlest_group() descent (3.10 without an affine
-// domain; a wakee bound to one CPU).
-const char* Cfs::placement_branch(const SisStats& before, int64_t fallthroughs_before,
+// a wakee bound to one CPU goes there (an affinity move); else
+// WAKE_IDLE_CPU's slow path after a busy select_idle_sibling() result (the
+// fall-through ran, whether or not it kept that CPU), SD_WAKE_IDLE's
+// search when it found an idle CPU, select_idle_sibling()'s branches
+// (target or prev idle, 5.4's recent_used_cpu, a wholly idle core, an idle
+// CPU, the target's idle sibling, the busy target), or else the
+// find_idlest_group() descent (3.10 without an affine domain).
+const char* Cfs::placement_branch(const Task* p, const SisStats& before, int64_t fallthroughs_before,
                                   int64_t sd_wake_idle_found_before) const {
+  if (p->cpus_allowed.weight() == 1) return "affinity";
   if (wake_idle_fallthroughs_ != fallthroughs_before) return "wake_slow_path";
   if (sd_wake_idle_found_ != sd_wake_idle_found_before) return "wake_sd_wake_idle";
   if (sis_.target != before.target) return "wake_target_idle";
