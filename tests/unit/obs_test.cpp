@@ -458,6 +458,20 @@ TEST(StatsCollector, RemoteWakeupsCountAtTheDomainSpanningWakerAndWakee) {
 }
 
 namespace {
+// 1s2c2t (cores {0,2} and {1,3}) on 4.0, with the summary's collector and
+// 1 ms interval lines, counting from the start.
+struct SmtSimObserved {
+  TinySim s{"1s2c2t", "linux-4.0"};
+  obs::StatsCollector stats{s.k.domains().level_names()};
+  std::ostringstream out;
+  obs::IntervalStats iv{s.k, 1000000, out};
+  SmtSimObserved() {
+    s.k.add_observer(&stats);
+    s.k.add_observer(&iv);
+    s.k.set_time_listener([this](int64_t t) { iv.advance_to(t); });
+    iv.start();
+  }
+};
 // "name=value" in an interval line, or -1.
 int64_t field(const std::string& line, const std::string& name) {
   const auto at = line.find(" " + name + "=");
@@ -471,14 +485,8 @@ int64_t field(const std::string& line, const std::string& name) {
 // wakeups the SMT level counts, hw::Machine's busy and shared time), so a
 // layout that settles part-way shows when it did. Without SMT: no layout.
 TEST(IntervalStats, OnSmtLinesEndWithThePairsLayout) {
-  TinySim s("1s2c2t", "linux-4.0");  // cores {0,2} and {1,3}
-  obs::StatsCollector stats(s.k.domains().level_names());
-  std::ostringstream out;
-  obs::IntervalStats iv(s.k, 1000000, out);
-  s.k.add_observer(&stats);
-  s.k.add_observer(&iv);
-  s.k.set_time_listener([&iv](int64_t t) { iv.advance_to(t); });
-  iv.start();
+  SmtSimObserved x;
+  auto& [s, stats, out, iv] = x;
   workload::Fd a[2], b[2];
   workload::make_pipe(s.k.config(), a);
   workload::make_pipe(s.k.config(), b);
@@ -595,15 +603,9 @@ TEST(StatsCollector, MigrationsByCauseCountMovesOntoAndOffTheLastWakeesCore) {
 // idle sibling, CPU 2: pong joins ping's core, and the pair stays there.
 // The interval lines count the same moves.
 TEST(StatsCollector, AWakeeWhoseCpuIsTakenJoinsItsWakersCoreOnItsIdleSibling) {
-  TinySim s("1s2c2t", "linux-4.0");
-  obs::StatsCollector stats(s.k.domains().level_names());
-  std::ostringstream out;
-  obs::IntervalStats iv(s.k, 1000000, out);
-  s.k.add_observer(&stats);
-  s.k.add_observer(&iv);
-  s.k.set_time_listener([&iv](int64_t t) { iv.advance_to(t); });
+  SmtSimObserved x;
+  auto& [s, stats, out, iv] = x;
   stats.reset(s.k);
-  iv.start();
   workload::Fd a[2], b[2];
   workload::make_pipe(s.k.config(), a);
   workload::make_pipe(s.k.config(), b);
