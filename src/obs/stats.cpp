@@ -98,9 +98,9 @@ void StatsCollector::on_wakeup_placement(int64_t, int, int, bool local, int leve
 
 // A task's last wakee (record_wakee(): the task it last woke) is its
 // partner in a waker-wakee pair; its CPU is where it runs or last ran. A
-// balance pass that moves both partners sees them one at a time (the model
-// calls set_task_cpu() in attach_tasks()), so the first counts as leaving
-// its partner's core and the second as joining it.
+// balance pass that moves both partners moves them one at a time, as
+// detach_tasks() calls set_task_cpu() for each in turn, so the first counts
+// as leaving its partner's core and the second as joining it.
 int move_against_last_wakee(const hw::Topology& topo, const kernel::Task* p, int from, int to) {
   const kernel::Task* wakee = p->last_wakee;
   if (!wakee || wakee == p || wakee->state == kernel::TaskState::Dead) return 0;

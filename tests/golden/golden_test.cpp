@@ -5,9 +5,11 @@
 
 #include <array>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 #include "../support/sim_fixture.hpp"
 #include "obs/stats.hpp"
@@ -191,7 +193,9 @@ TEST(Golden, Seed000BaselineWakesOntoTheBusySocket) {
   EXPECT_TRUE(cpu == 0 || cpu == 1) << "woken onto cpu " << cpu;
   // Pulled onto the waker's busy CPU: select_idle_sibling() found no idle
   // CPU in socket 0 and kept its target.
-  if (cpu == 0) EXPECT_EQ(causes, (std::map<std::string, int64_t>{{"wake_busy_target", 1}}));
+  if (cpu == 0) {
+    EXPECT_EQ(causes, (std::map<std::string, int64_t>{{"wake_busy_target", 1}}));
+  }
 }
 
 // The statistics name the fall-through as the wakeup's cause of moving.
@@ -322,8 +326,16 @@ namespace {
 // its queue has left, post_init_entity_util_avg()), but Debian's 6.1 is
 // CONFIG_PREEMPTION, so a newidle pass stops at one task ("NEWIDLE
 // balancing is a source of latency"); CPU 0 then takes one more each time
-// it goes newly idle. Returns how many hogs the first pass moved to CPU 0.
-int first_pull_of_forks(const char* features, const char* golden) {
+// it goes newly idle. Both kernels' detach_tasks() list_add() each task to
+// the head of env->tasks and attach_tasks() takes them from there, so the
+// last one detached is enqueued first: where two pulled hogs tie on
+// vruntime, that one runs first. Returns how many hogs the first pass moved
+// to CPU 0, and the first hog CPU 0 ran.
+struct FirstPull {
+  int moved = 0;
+  std::string first_run;
+};
+FirstPull first_pull_of_forks(const char* features, const char* golden) {
   TinySim s("2s1c1t", "linux-4.0", 1, features);
   obs::FtraceWriter trace(2);
   s.k.add_observer(&trace);
@@ -333,28 +345,38 @@ int first_pull_of_forks(const char* features, const char* golden) {
   // The pass's migrations share one timestamp, the first migration's.
   std::istringstream lines(trace.text());
   std::string line, pass_stamp;
-  int moved = 0;
+  FirstPull pull;
   while (std::getline(lines, line)) {
+    const auto switch_from_idle = line.find("[000] d..2");
+    if (pull.first_run.empty() && switch_from_idle != std::string::npos &&
+        line.find("prev_comm=swapper/0") != std::string::npos) {
+      const auto next = line.find("next_comm=") + std::strlen("next_comm=");
+      pull.first_run = line.substr(next, line.find(' ', next) - next);
+    }
     const auto event = line.find(": sched_migrate_task:");
     if (event == std::string::npos) continue;
     const std::string stamp = line.substr(line.rfind(' ', event) + 1, event - line.rfind(' ', event) - 1);
     if (pass_stamp.empty()) pass_stamp = stamp;
-    if (stamp == pass_stamp && line.find("dest_cpu=0") != std::string::npos) ++moved;
+    if (stamp == pass_stamp && line.find("dest_cpu=0") != std::string::npos) ++pull.moved;
   }
-  return moved;
+  return pull;
 }
 }  // namespace
 
 TEST(Golden, FirstNewidlePullOn40EvensTheLoad) {
-  const int moved = first_pull_of_forks("", "first_pull_of_forks_40");
+  const FirstPull pull = first_pull_of_forks("", "first_pull_of_forks_40");
   if (::testing::Test::IsSkipped()) return;
-  EXPECT_EQ(moved, 3);
+  EXPECT_EQ(pull.moved, 3);
+  // Detached hog5, hog4, hog3 (the trace's order: set_task_cpu() runs in
+  // detach_task()); enqueued hog3, hog4, hog5. hog4 and hog5 carry the same
+  // vruntime, hog3 a slice more, so the tie goes to hog4, enqueued first.
+  EXPECT_EQ(pull.first_run, "hog4");
 }
 
 TEST(Golden, FirstNewidlePullOn61MovesOneTask) {
-  const int moved = first_pull_of_forks("LOAD_BALANCE_V61", "first_pull_of_forks_load_balance_v61");
+  const FirstPull pull = first_pull_of_forks("LOAD_BALANCE_V61", "first_pull_of_forks_load_balance_v61");
   if (::testing::Test::IsSkipped()) return;
-  EXPECT_EQ(moved, 1);
+  EXPECT_EQ(pull.moved, 1);
 }
 
 namespace {

@@ -660,6 +660,7 @@ class Cfs final : public SchedClass {
   int detach_tasks(LbEnv& env);
   static bool detach_loop_ends(LbEnv& env);
   int more_balance(LbEnv& env, int busiest);
+  void detach_task(Task* p, LbEnv& env);
   void attach_tasks(LbEnv& env);
   void move_task(Task* p, int src, int dst);
   int idle_balance(int this_cpu);
@@ -3115,9 +3116,7 @@ int Cfs::detach_tasks(LbEnv& env) {
       tasks.splice(tasks.end(), tasks, tasks.begin());
       continue;
     }
-    core_.sched_info_dequeued(env.src_cpu, p);
-    dequeue_task_fair(env.src_cpu, p, 0);
-    env.tasks.push_back(p);
+    detach_task(p, env);
     detached++;
     env.imbalance -= load;
     // Kernels of this era ship CONFIG_PREEMPT_VOLUNTARY, not CONFIG_PREEMPT:
@@ -3127,9 +3126,24 @@ int Cfs::detach_tasks(LbEnv& env) {
   return detached;
 }
 
+// detach_task() of 4.0 and 6.1 (kernel/sched/fair.c): off the source queue
+// and onto the destination CPU (set_task_cpu(); migrate_task_rq_fair() also
+// forgets the task's cache heat) while still under the source's lock.
+// detach_tasks() list_add()s it to the head of env->tasks. The kernel keeps
+// it TASK_ON_RQ_MIGRATING until attach_tasks() enqueues it under the
+// destination's lock; the model does both at one instant.
+void Cfs::detach_task(Task* p, LbEnv& env) {
+  core_.sched_info_dequeued(env.src_cpu, p);
+  dequeue_task_fair(env.src_cpu, p, 0);
+  core_.set_task_cpu(p, env.dst_cpu, balance_cause(env.idle));
+  env.tasks.insert(env.tasks.begin(), p);
+}
+
+// attach_tasks() takes env->tasks from its head, so the last task detached
+// is enqueued first, and the first detached ends at the head of the
+// destination's cfs_tasks (account_entity_enqueue()'s list_add()).
 void Cfs::attach_tasks(LbEnv& env) {
   for (Task* p : env.tasks) {
-    core_.set_task_cpu(p, env.dst_cpu, balance_cause(env.idle));
     core_.sched_info_queued(env.dst_cpu, p);
     enqueue_task_fair(env.dst_cpu, p, 0);
     check_preempt_curr(env.dst_cpu, p, 0);
@@ -4035,16 +4049,12 @@ int Cfs::detach_tasks_v61(LbEnv& env) {
       continue;
     }
     if (env.task_hot) ++lb_stats_[static_cast<size_t>(env.idle)].hot_gained;
-    core_.sched_info_dequeued(env.src_cpu, p);
-    dequeue_task_fair(env.src_cpu, p, 0);
-    env.tasks.push_back(p);
+    detach_task(p, env);
     detached++;
     // CONFIG_PREEMPTION: "NEWIDLE balancing is a source of latency"
     if (env.idle == CpuIdleType::NewlyIdle) break;
     if (env.imbalance <= 0) break;
   }
-  // attach_tasks() takes env->tasks from its head, where each was added.
-  std::reverse(env.tasks.begin(), env.tasks.end());
   return detached;
 }
 
