@@ -3097,9 +3097,11 @@ int Cfs::detach_tasks(LbEnv& env) {
   if (env.imbalance <= 0) return 0;
   std::list<Task*>& tasks = rq(env.src_cpu).cfs_tasks;
   int detached = 0;
-  // Walk the list head first; skipped tasks rotate to the tail.
-  size_t budget = tasks.size();
-  while (!tasks.empty() && budget-- > 0) {
+  // Walk the list head first; skipped tasks rotate to the tail. Only
+  // env.loop_max bounds the walk: after an LBF_DST_PINNED redo, whose
+  // loop_max still counts the tasks moved away, 4.0 goes round the list
+  // again and rotates the tasks it skipped once more.
+  while (!tasks.empty()) {
     Task* p = tasks.front();
     if (detach_loop_ends(env)) break;
     if (!can_migrate_task(p, env)) {
