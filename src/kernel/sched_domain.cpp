@@ -1,7 +1,9 @@
 #include "kernel/sched_domain.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
+#include <tuple>
 
 namespace kernel {
 
@@ -106,6 +108,8 @@ SchedDomains::SchedDomains(const hw::Topology& t, int version) {
   };
 
   per_cpu_.resize(static_cast<size_t>(n));
+  // sched_group_capacity by (topology level, the group's first CPU).
+  std::map<std::tuple<std::string, int, int>, int> sgc_ids;
   llc_level_.assign(static_cast<size_t>(n), -1);
   llc_size_.assign(static_cast<size_t>(n), 1);
   llc_id_.assign(static_cast<size_t>(n), 0);
@@ -158,6 +162,8 @@ SchedDomains::SchedDomains(const hw::Topology& t, int version) {
           cap += sib > 1 ? 1178 / sib : 1024;
         });
         sg.capacity = cap;
+        const auto key = std::make_tuple(sd.name, sd.numa_distance, g.first());
+        sg.sgc = sgc_ids.emplace(key, static_cast<int>(sgc_ids.size())).first->second;
         groups.push_back(sg);
       });
       auto local = std::find_if(groups.begin(), groups.end(),
@@ -177,6 +183,7 @@ SchedDomains::SchedDomains(const hw::Topology& t, int version) {
             : cpu;
     per_cpu_[static_cast<size_t>(cpu)] = std::move(chain);
   }
+  nr_sgc_ = static_cast<int>(sgc_ids.size());
 }
 
 int SchedDomains::level_spanning(int cpu, int other) const {

@@ -33,6 +33,12 @@ std::string sd_flags_string(uint32_t flags);
 struct SchedGroup {
   hw::CpuMask cpus;
   int64_t capacity = 1024;  // sgc->capacity (SCHED_CAPACITY_SCALE per CPU, SMT-scaled)
+  // The struct sched_group_capacity this group shares with every other CPU's
+  // copy of it: one per topology level and group, as __sdt_alloc() gives each
+  // level one per CPU and get_group()/build_overlap_sched_groups() hand a
+  // group the one of its first CPU. Indexes shared state such as
+  // sgc->imbalance (SchedDomains::nr_sgc() of them).
+  int sgc = -1;
 };
 
 struct SchedDomain {
@@ -77,9 +83,12 @@ class SchedDomains {
   // Lowest level of `cpu` whose span contains `other` (-1 if none).
   [[nodiscard]] int level_spanning(int cpu, int other) const;
   [[nodiscard]] std::vector<std::string> level_names() const;
+  // How many distinct sched_group_capacity structs the groups share.
+  [[nodiscard]] int nr_sgc() const { return nr_sgc_; }
 
  private:
   std::vector<std::vector<SchedDomain>> per_cpu_;
+  int nr_sgc_ = 0;
   std::vector<int> llc_level_, llc_size_, llc_id_;
 };
 

@@ -945,3 +945,60 @@ TEST(Golden, CfsActiveBalancePushesTheRunningHogToTheIdleCore) {
   const int dest = std::stoi(t.substr(t.find("dest_cpu=", at) + 9, 3));
   EXPECT_TRUE(dest == 1 || dest == 3) << "moved to cpu " << dest;
 }
+
+// 4.0's group_imbalanced (sg_imbalanced(), sgc->imbalance): a balance that
+// fails because of affinity ("We failed to reach balance because of
+// affinity": LBF_SOME_PINNED, imbalance left) marks its domain's group at
+// the level above imbalanced, and the level above then pulls from it
+// (force_balance). It matters where the level above has no
+// SD_PREFER_SIBLING child to call the group overloaded anyway: between two
+// NUMA levels. On 4s2c1t with node distances 20 within each half and 30
+// across, hogA (allowed on CPU 1 and on the far half, 4-7) and hogR share
+// CPU 1, hogR running. Node 1's idle CPUs balance at the near NUMA level and
+// fail on both; the far half's idle CPUs then pull hogA across if half 0 is
+// marked, where two tasks in a four-CPU half with idle CPUs would otherwise
+// count as balanced (find_busiest_group(): the local group's idle CPUs <=
+// the busiest's + 1). Returns the destination of the first move (-1: none).
+namespace {
+int first_move_of_two_hogs_on_cpu1(bool hogr_pinned_too, const char* features, const char* golden) {
+  hw::MachineProfile m = hw::load_machine("4s2c1t");
+  m.topology.set_node_distances({{10, 20, 30, 30}, {20, 10, 30, 30}, {30, 30, 10, 20}, {30, 30, 20, 10}});
+  TinySim s(std::move(m), "linux-4.0", 1, features);
+  obs::FtraceWriter trace(8);
+  s.k.add_observer(&trace);
+  // Spawned in this order hogR runs first and hogA waits on the queue.
+  kernel::Task* a = s.k.spawn("hogA", [](Proc& p) { return hog(p, 40000000, 1000000); }, 1);
+  kernel::Task* r = s.k.spawn("hogR", [](Proc& p) { return hog(p, 40000000, 1000000); }, 1);
+  for (kernel::Task* t : {a, r}) {
+    if (t == r && !hogr_pinned_too) continue;
+    t->cpus_allowed = hw::CpuMask{};
+    for (int c : {1, 4, 5, 6, 7}) t->cpus_allowed.set(c);
+  }
+  check_golden(golden, s, trace);
+  const std::string t = trace.text();
+  const auto at = t.find("sched_migrate_task: comm=hog");
+  if (at == std::string::npos) return -1;
+  return std::stoi(t.substr(t.find("dest_cpu=", at) + 9, 3));
+}
+}  // namespace
+
+// hogR may run anywhere, so it clears LBF_ALL_PINNED and the flag stays set:
+// hogA crosses to the far half. Without the flag the first move would be
+// hogR's, within half 0.
+TEST(Golden, CfsAffinityFailureBelowMakesTheGroupImbalancedAbove) {
+  const int dest = first_move_of_two_hogs_on_cpu1(false, "", "cfs_affinity_failure_makes_group_imbalanced");
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_GE(dest, 4);
+}
+
+// Both hogs pinned: node 1's pass at the near NUMA level sets the flag and
+// ends LBF_ALL_PINNED, its redo without CPU 1 finds the level balanced, and
+// 4.0 clears the flag it has just set at out_balanced (f6cad8df6b30, 2019,
+// keeps it there); the next pass by the other CPU of node 1, which
+// should_we_balance() leaves to CPU 2, clears it too. So the far half never
+// pulls, and the two hogs share CPU 1 while four CPUs idle.
+TEST(Golden, CfsAllPinnedPassesClearTheImbalanceFlagOn40) {
+  const int dest = first_move_of_two_hogs_on_cpu1(true, "", "cfs_all_pinned_passes_clear_imbalance_flag");
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(dest, -1);
+}

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hw/machine.hpp"
@@ -18,6 +19,10 @@ struct TinySim {
   TinySim(const std::string& machine_name, const std::string& preset, uint64_t seed = 1,
           const std::string& features = "", const std::vector<std::string>& sysctls = {})
       : machine(hw::load_machine(machine_name)), k(machine, make_config(preset, features, sysctls), seed) {}
+  // A machine built or altered by the test (a NUMA distance table, say).
+  TinySim(hw::MachineProfile profile, const std::string& preset, uint64_t seed = 1,
+          const std::string& features = "")
+      : machine(std::move(profile)), k(machine, make_config(preset, features), seed) {}
   static kernel::KernelConfig make_config(const std::string& preset, const std::string& features,
                                           const std::vector<std::string>& sysctls = {}) {
     kernel::KernelConfig c(kernel::load_preset(preset));

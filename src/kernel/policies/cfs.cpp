@@ -56,9 +56,9 @@
 // in place is not switched out and back in. Time spent in balancing and placement is
 // charged from the cost model (per CPU scanned), not measured. SD_SERIALIZE
 // never contends: a balance pass is instantaneous in simulated time and its
-// cost is charged afterwards. The affinity-induced
-// group_imbalanced state (LBF_SOME_PINNED -> sgc->imbalance) is not tracked,
-// so pinned workloads balance as if unpinned groups were balanced.
+// cost is charged afterwards. 4.0's affinity-induced group_imbalanced
+// state (LBF_SOME_PINNED -> sgc->imbalance) is tracked; 6.1's
+// (LOAD_BALANCE_V61) is not.
 #include <algorithm>
 #include <array>
 #include <list>
@@ -649,6 +649,11 @@ class Cfs final : public SchedClass {
   void update_sd_lb_stats(LbEnv& env, SdLbStats& sds);
   template <class Sds, class UpdateGroup, class PickBusiest>
   void walk_sd_groups(LbEnv& env, Sds& sds, UpdateGroup update_group, PickBusiest pick_busiest);
+  GroupType group_classify(const SchedGroup& group, const SgLbStats& sgs) const;
+  // sd_parent->groups->sgc->imbalance: the flag on the parent's local group.
+  void set_group_imbalance(const SchedDomain& parent, bool imbalanced) {
+    sgc_imbalance_[static_cast<size_t>(parent.groups.front().sgc)] = imbalanced;
+  }
   void update_sg_lb_stats(LbEnv& env, const SchedGroup& group, int load_idx, bool local,
                           SgLbStats& sgs, bool* overload);
   int64_t sg_capacity_factor(const LbEnv& env, const SchedGroup& group) const;
@@ -697,6 +702,9 @@ class Cfs final : public SchedClass {
   bool group_sched_ = false;  // CONFIG_FAIR_GROUP_SCHED (fair_group_sched, or autogroup)
   uint64_t next_seq_ = 0;
   bool rd_overload_ = false;
+  // sgc->imbalance by SchedGroup::sgc: set when a balance at the level below
+  // failed to reach balance because of affinity, cleared when one reaches it.
+  std::vector<uint8_t> sgc_imbalance_;
   hw::CpuMask nohz_idle_mask_;
   int64_t nohz_next_balance_ = 0;
   // schedstat counters, indexed by CpuIdleType (NotIdle, Idle, NewlyIdle).
@@ -830,6 +838,7 @@ Cfs::Cfs(SchedCore& core) : core_(core) {
     r.cpu_capacity = sib > 1 ? 1178 / sib : SCHED_CAPACITY_SCALE;
     r.cfs.cpu = c;
   }
+  sgc_imbalance_.assign(static_cast<size_t>(core.domains().nr_sgc()), 0);  // __sdt_alloc(): kzalloc
   // Every CPU entered idle at boot, so each LLC starts with an idle core
   // recorded (__update_idle_core()); the scan cost starts at 0 (kzalloc).
   has_idle_cores_.assign(static_cast<size_t>(n), 1);
@@ -3022,10 +3031,6 @@ bool Cfs::task_hot(Task* p, const LbEnv& env) {
 }
 
 bool Cfs::can_migrate_task(Task* p, LbEnv& env) {
-  // Enqueued by a waker that still holds this rq->lock for its preemption
-  // check (Kernel::ttwu_lock_and_activate()): the kernel's balancer would
-  // wait for the lock; this one leaves the task to a later pass.
-  if (p->enqueued_at_lock) return false;
   if (!p->cpus_allowed.test(env.dst_cpu)) {
     ++failed_migrations_affine_;
     env.flags |= LBF_SOME_PINNED;
@@ -3038,6 +3043,12 @@ bool Cfs::can_migrate_task(Task* p, LbEnv& env) {
     return false;
   }
   env.flags &= ~LBF_ALL_PINNED;
+  // Enqueued by a waker that still holds this rq->lock for its preemption
+  // check (Kernel::ttwu_lock_and_activate()): the kernel's balancer would
+  // wait for the lock and then judge the task; this one leaves it to a
+  // later pass. After the affinity test, so the pinned flags read as the
+  // kernel's would: the task may run on dst_cpu.
+  if (p->enqueued_at_lock) return false;
   if (p->on_cpu || core_.curr(env.src_cpu) == p) {
     ++failed_migrations_running_;
     return false;
@@ -3174,6 +3185,15 @@ void Cfs::count_scanned(LbEnv& env, int cpu) const {
     env.cpus_scanned_remote++;
 }
 
+// group_classify() and sg_imbalanced() (v4.0): a group is overloaded when it
+// runs more tasks than its capacity factor, else imbalanced while the level
+// below, balancing inside it, last failed because of affinity.
+GroupType Cfs::group_classify(const SchedGroup& group, const SgLbStats& sgs) const {
+  if (sgs.sum_nr_running > sgs.group_capacity_factor) return GroupType::Overloaded;
+  if (group.sgc >= 0 && sgc_imbalance_[static_cast<size_t>(group.sgc)]) return GroupType::Imbalanced;
+  return GroupType::Other;
+}
+
 void Cfs::update_sg_lb_stats(LbEnv& env, const SchedGroup& group, int load_idx, bool local,
                              SgLbStats& sgs, bool* overload) {
   sgs = SgLbStats{};
@@ -3191,7 +3211,7 @@ void Cfs::update_sg_lb_stats(LbEnv& env, const SchedGroup& group, int load_idx, 
   if (sgs.sum_nr_running) sgs.load_per_task = sgs.sum_weighted_load / sgs.sum_nr_running;
   sgs.group_weight = group.cpus.weight();
   sgs.group_capacity_factor = sg_capacity_factor(env, group);
-  sgs.group_type = sgs.sum_nr_running > sgs.group_capacity_factor ? GroupType::Overloaded : GroupType::Other;
+  sgs.group_type = group_classify(group, sgs);
   sgs.group_has_free_capacity = sgs.group_capacity_factor > sgs.sum_nr_running;
 }
 
@@ -3233,8 +3253,7 @@ void Cfs::update_sd_lb_stats(LbEnv& env, SdLbStats& sds) {
       [&](int g, SgLbStats& sgs) {
         if (prefer_sibling && sds.local >= 0 && sds.local_stat.group_has_free_capacity) {
           sgs.group_capacity_factor = std::min<int64_t>(sgs.group_capacity_factor, 1);
-          sgs.group_type =
-              sgs.sum_nr_running > sgs.group_capacity_factor ? GroupType::Overloaded : GroupType::Other;
+          sgs.group_type = group_classify(env.sd->groups[static_cast<size_t>(g)], sgs);
         }
         // update_sd_pick_busiest()
         const auto& b = sds.busiest_stat;
@@ -3393,6 +3412,7 @@ int Cfs::load_balance(int this_cpu, int level, CpuIdleType idle, bool* continue_
   env.dst_grpmask = idle == CpuIdleType::NewlyIdle ? nullptr : &sd.groups.front().cpus;
   env.idle = idle;
   env.cpus = core_.machine().topo().all();
+  const SchedDomain* sd_parent = static_cast<size_t>(level) + 1 < chain.size() ? &chain[static_cast<size_t>(level) + 1] : nullptr;
   int ld_moved = 0;
   bool active_balance = false;
   bool balanced = false, all_pinned = false, one_pinned = false;
@@ -3423,6 +3443,9 @@ int Cfs::load_balance(int this_cpu, int level, CpuIdleType idle, bool* continue_
           std::min<int64_t>(core_.config().sysctl("sched_nr_migrate"), rq(busiest).cfs.h_nr_running));
       bool redo = false;
       ld_moved = more_balance(env, busiest);
+      // "We failed to reach balance because of affinity": the parent level
+      // sees this domain's group as imbalanced.
+      if (sd_parent && (env.flags & LBF_SOME_PINNED) && env.imbalance > 0) set_group_imbalance(*sd_parent, true);
       if (env.flags & LBF_ALL_PINNED) {
         env.cpus.clear(busiest);
         if (!env.cpus.empty()) {
@@ -3467,6 +3490,14 @@ int Cfs::load_balance(int this_cpu, int level, CpuIdleType idle, bool* continue_
     }
     break;
   }
+  // out_balanced: "We reach balance although we may have faced some affinity
+  // constraints. Clear the imbalance flag if it was set." All pinned or one
+  // pinned leaves it set, so the parent level can try. But an all-pinned
+  // pass whose redo without that CPU finds the level balanced ends here
+  // too, and 4.0 clears the flag it has just set (afdeee0510db, 2014; from
+  // f6cad8df6b30, 2019, an LBF_ALL_PINNED pass keeps it). So does a pass
+  // that should_we_balance() leaves to another CPU of its group.
+  if (balanced && sd_parent) set_group_imbalance(*sd_parent, false);
   if (balanced || all_pinned || one_pinned) {
     if (!one_pinned) sd.nr_balance_failed = 0;
     if (((env.flags & LBF_ALL_PINNED) && sd.balance_interval_ms < MAX_PINNED_INTERVAL) ||
