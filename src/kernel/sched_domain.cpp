@@ -162,7 +162,10 @@ SchedDomains::SchedDomains(const hw::Topology& t, int version) {
           cap += sib > 1 ? 1178 / sib : 1024;
         });
         sg.capacity = cap;
-        const auto key = std::make_tuple(sd.name, sd.numa_distance, g.first());
+        // Keyed by the CPU the group was built from, the first one not yet
+        // covered (build_overlap_sched_groups()'s per_cpu_ptr(sdd->sgc, i);
+        // get_group()'s first CPU of the child span is the same CPU).
+        const auto key = std::make_tuple(sd.name, sd.numa_distance, i);
         sg.sgc = sgc_ids.emplace(key, static_cast<int>(sgc_ids.size())).first->second;
         groups.push_back(sg);
       });

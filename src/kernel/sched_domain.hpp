@@ -34,10 +34,10 @@ struct SchedGroup {
   hw::CpuMask cpus;
   int64_t capacity = 1024;  // sgc->capacity (SCHED_CAPACITY_SCALE per CPU, SMT-scaled)
   // The struct sched_group_capacity this group shares with every other CPU's
-  // copy of it: one per topology level and group, as __sdt_alloc() gives each
-  // level one per CPU and get_group()/build_overlap_sched_groups() hand a
-  // group the one of its first CPU. Indexes shared state such as
-  // sgc->imbalance (SchedDomains::nr_sgc() of them).
+  // copy of it: __sdt_alloc() gives each topology level one per CPU, and
+  // get_group()/build_overlap_sched_groups() hand a group the one of the CPU
+  // it was built from. Indexes shared state such as sgc->imbalance
+  // (SchedDomains::nr_sgc() of them).
   int sgc = -1;
 };
 

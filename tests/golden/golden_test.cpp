@@ -946,17 +946,21 @@ TEST(Golden, CfsActiveBalancePushesTheRunningHogToTheIdleCore) {
   EXPECT_TRUE(dest == 1 || dest == 3) << "moved to cpu " << dest;
 }
 
-// 4.0's group_imbalanced (sg_imbalanced(), sgc->imbalance): a balance that
-// fails because of affinity ("We failed to reach balance because of
+// 4.0's group_imbalanced (sg_imbalanced(), sgc->imbalance): a balance pass
+// that fails because of affinity ("We failed to reach balance because of
 // affinity": LBF_SOME_PINNED, imbalance left) marks its domain's group at
-// the level above imbalanced, and the level above then pulls from it
-// (force_balance). It matters where the level above has no
-// SD_PREFER_SIBLING child to call the group overloaded anyway: between two
-// NUMA levels. On 4s2c1t with node distances 20 within each half and 30
-// across, hogA (allowed on CPU 1 and on the far half, 4-7) and hogR share
-// CPU 1, hogR running. Node 1's idle CPUs balance at the near NUMA level and
-// fail on both; the far half's idle CPUs then pull hogA across if half 0 is
-// marked, where two tasks in a four-CPU half with idle CPUs would otherwise
+// the level above imbalanced, the level above then pulls from it
+// (force_balance), and any pass of the level below that ends at
+// out_balanced clears the mark again ("A most subtle and fragile
+// situation"). It matters where the level above has no SD_PREFER_SIBLING
+// child to call the group overloaded anyway: between two NUMA levels. On
+// 4s2c1t with node distances 20 within each half and 30 across, hogA
+// (allowed on CPU 1 and on the far half, 4-7) and hogR share CPU 1, hogR
+// running. CPU 2, which should_we_balance() picks to balance node 1 at the
+// near NUMA level, fails on both. The far half's idle CPUs see the mark only
+// if one of their passes comes before the next one that clears it: CPU 3's
+// (should_we_balance() leaves the level to CPU 2) or CPU 0's (node 1 has
+// nothing to pull). Unmarked, two tasks in a four-CPU half with idle CPUs
 // count as balanced (find_busiest_group(): the local group's idle CPUs <=
 // the busiest's + 1). Returns the destination of the first move (-1: none).
 namespace {
@@ -982,21 +986,21 @@ int first_move_of_two_hogs_on_cpu1(bool hogr_pinned_too, const char* features, c
 }
 }  // namespace
 
-// hogR may run anywhere, so it clears LBF_ALL_PINNED and the flag stays set:
-// hogA crosses to the far half. Without the flag the first move would be
-// hogR's, within half 0.
+// hogR may run on CPU 2, so CPU 2's pass ends with LBF_ALL_PINNED clear and
+// keeps the mark (load_balance()'s plain exit); at 8.1 ms a far-half pass
+// comes before any clearing one, and hogA crosses. Without the mark the
+// first move is hogR's, within half 0.
 TEST(Golden, CfsAffinityFailureBelowMakesTheGroupImbalancedAbove) {
   const int dest = first_move_of_two_hogs_on_cpu1(false, "", "cfs_affinity_failure_makes_group_imbalanced");
   if (::testing::Test::IsSkipped()) return;
   EXPECT_GE(dest, 4);
 }
 
-// Both hogs pinned: node 1's pass at the near NUMA level sets the flag and
-// ends LBF_ALL_PINNED, its redo without CPU 1 finds the level balanced, and
-// 4.0 clears the flag it has just set at out_balanced (f6cad8df6b30, 2019,
-// keeps it there); the next pass by the other CPU of node 1, which
-// should_we_balance() leaves to CPU 2, clears it too. So the far half never
-// pulls, and the two hogs share CPU 1 while four CPUs idle.
+// Both hogs pinned: CPU 2's pass ends LBF_ALL_PINNED, its redo without CPU 1
+// finds the level balanced, and 4.0 clears the mark it has just set at
+// out_balanced (f6cad8df6b30, 2019, keeps it there); CPU 3's next pass
+// clears it too. The far half never pulls, and the two hogs share CPU 1
+// while CPUs 4-7, where they may run, idle.
 TEST(Golden, CfsAllPinnedPassesClearTheImbalanceFlagOn40) {
   const int dest = first_move_of_two_hogs_on_cpu1(true, "", "cfs_all_pinned_passes_clear_imbalance_flag");
   if (::testing::Test::IsSkipped()) return;

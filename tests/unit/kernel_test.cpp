@@ -90,6 +90,23 @@ TEST(SchedDomains, HaswellHasSmtMcNumaLikeTopologyC) {
   EXPECT_EQ(d[0].groups[0].capacity, 589);  // smt_gain 1178 / 2
 }
 
+// Every CPU's copy of a group points at one sched_group_capacity, so the
+// group_imbalanced flag one CPU sets is the one the others read.
+TEST(SchedDomains, CopiesOfAGroupShareOneSgc) {
+  auto prof = hw::load_machine("haswell-2s8c2t");
+  kernel::SchedDomains sd(prof.topology, 400);
+  const int socket0_at_numa = sd.of(0)[2].groups[0].sgc;  // CPUs 0-7, 16-23
+  EXPECT_EQ(sd.of(23)[2].groups[0].sgc, socket0_at_numa);
+  EXPECT_EQ(sd.of(8)[2].groups[1].sgc, socket0_at_numa);  // seen from socket 1
+  EXPECT_NE(sd.of(8)[2].groups[0].sgc, socket0_at_numa);
+  const int core0_at_mc = sd.of(0)[1].groups[0].sgc;  // CPUs 0 and 16
+  EXPECT_EQ(sd.of(16)[1].groups[0].sgc, core0_at_mc);
+  EXPECT_NE(core0_at_mc, socket0_at_numa);
+  EXPECT_NE(sd.of(0)[0].groups[0].sgc, sd.of(0)[1].groups[0].sgc);  // {0} at SMT, {0,16} at MC
+  // 32 single-CPU groups at SMT, 16 cores at MC, 2 sockets at NUMA.
+  EXPECT_EQ(sd.nr_sgc(), 32 + 16 + 2);
+}
+
 TEST(SchedDomains, P4XeonIsOneFlatDomainWithoutSharedCache) {
   auto prof = hw::load_machine("p4xeon-4way");
   kernel::SchedDomains sd(prof.topology, 400);

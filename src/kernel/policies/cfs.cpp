@@ -57,8 +57,8 @@
 // charged from the cost model (per CPU scanned), not measured. SD_SERIALIZE
 // never contends: a balance pass is instantaneous in simulated time and its
 // cost is charged afterwards. 4.0's affinity-induced group_imbalanced
-// state (LBF_SOME_PINNED -> sgc->imbalance) is tracked; 6.1's
-// (LOAD_BALANCE_V61) is not.
+// state (LBF_SOME_PINNED -> sgc->imbalance) is tracked; 3.10's (the spread
+// of a group's CPU loads) and 6.1's (LOAD_BALANCE_V61) are not.
 #include <algorithm>
 #include <array>
 #include <list>
@@ -650,8 +650,10 @@ class Cfs final : public SchedClass {
   template <class Sds, class UpdateGroup, class PickBusiest>
   void walk_sd_groups(LbEnv& env, Sds& sds, UpdateGroup update_group, PickBusiest pick_busiest);
   GroupType group_classify(const SchedGroup& group, const SgLbStats& sgs) const;
-  // sd_parent->groups->sgc->imbalance: the flag on the parent's local group.
+  // sd_parent->groups->sgc->imbalance: the flag on the parent's local group
+  // (from v3.13; see group_classify()).
   void set_group_imbalance(const SchedDomain& parent, bool imbalanced) {
+    if (version() < 313) return;
     sgc_imbalance_[static_cast<size_t>(parent.groups.front().sgc)] = imbalanced;
   }
   void update_sg_lb_stats(LbEnv& env, const SchedGroup& group, int load_idx, bool local,
@@ -3187,7 +3189,10 @@ void Cfs::count_scanned(LbEnv& env, int cpu) const {
 
 // group_classify() and sg_imbalanced() (v4.0): a group is overloaded when it
 // runs more tasks than its capacity factor, else imbalanced while the level
-// below, balancing inside it, last failed because of affinity.
+// below, balancing inside it, last failed because of affinity. The flag came
+// with Peter Zijlstra's group_imb rewrite (v3.13); 3.10 judged group_imb
+// from the spread of its CPUs' loads, which is not modelled, so the 3.10
+// preset has neither.
 GroupType Cfs::group_classify(const SchedGroup& group, const SgLbStats& sgs) const {
   if (sgs.sum_nr_running > sgs.group_capacity_factor) return GroupType::Overloaded;
   if (group.sgc >= 0 && sgc_imbalance_[static_cast<size_t>(group.sgc)]) return GroupType::Imbalanced;
