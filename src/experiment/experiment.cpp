@@ -508,6 +508,7 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
             avg.migrations_by_cause.emplace(cause, 0);
             avg.migrations_joining_wakee.emplace(cause, 0);
             avg.migrations_leaving_wakee.emplace(cause, 0);
+            avg.migrations_across_llc.emplace(cause, 0);
           }
           for (const auto& [lvl, cnt] : x.wakeups_by_level) avg.wakeups_by_level.emplace(lvl, 0);
           for (const auto& [kind, b] : x.balance) avg.balance.emplace(kind, obs::BalanceCounters{});
@@ -578,7 +579,7 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         avg.migrations = avg_i([](const obs::Summary& x) { return x.migrations; });
         for (auto by_level : {&obs::Summary::migrations_by_level, &obs::Summary::wakeups_by_level,
                               &obs::Summary::migrations_by_cause, &obs::Summary::migrations_joining_wakee,
-                              &obs::Summary::migrations_leaving_wakee})
+                              &obs::Summary::migrations_leaving_wakee, &obs::Summary::migrations_across_llc})
           for (auto& [lvl, cnt] : avg.*by_level)
             cnt = avg_i([&](const obs::Summary& x) { return value_or_zero(x.*by_level, lvl); });
         avg.wakeups = avg_i([](const obs::Summary& x) { return x.wakeups; });
@@ -772,7 +773,8 @@ std::string format_table(const ExperimentResult& r) {
   // onto one core or split it.
   if (std::any_of(r.stats.begin(), r.stats.end(),
                   [](const auto& st) { return !std::get<2>(st).migrations_by_cause.empty(); })) {
-    o << "\nMigrations by cause (+ onto, - off the core of the task it last woke; mean over repeats):\n";
+    o << "\nMigrations by cause (+ onto, - off the core of the task it last woke; and those between LLCs; mean over "
+         "repeats):\n";
     for (const auto& [wl, var, s] : r.stats) {
       std::snprintf(buf, sizeof buf, "%-34s %-18s ", wl.c_str(), var.c_str());
       o << buf << obs::migration_causes_text(s) << "\n";
@@ -941,6 +943,7 @@ nlohmann::json summary_json(const obs::Summary& s) {
   j["migrations_by_cause"] = s.migrations_by_cause;
   j["migrations_joining_wakee"] = s.migrations_joining_wakee;
   j["migrations_leaving_wakee"] = s.migrations_leaving_wakee;
+  j["migrations_across_llc"] = s.migrations_across_llc;
   j["wakeups"] = s.wakeups;
   j["wakeups_local"] = s.wakeups_local;
   j["wakeups_remote"] = s.wakeups_remote;

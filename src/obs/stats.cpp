@@ -125,6 +125,7 @@ void StatsCollector::on_migrate(int64_t, int, const kernel::Task* p, int from, i
   const int pair = move_against_last_wakee(*topo_, p, from, to);
   c.joined += pair > 0;
   c.left += pair < 0;
+  c.across_llc += topo_->cpu(from).llc != topo_->cpu(to).llc;
 }
 
 // The switch-in ends the task's off-CPU episode. Its switch-out is known
@@ -240,6 +241,7 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
     s.migrations_by_cause[cause] += c.moves;
     s.migrations_joining_wakee[cause] += c.joined;
     s.migrations_leaving_wakee[cause] += c.left;
+    s.migrations_across_llc[cause] += c.across_llc;
   }
   s.window_start_ns = t_reset_;
   s.elapsed_ns = k.now_ns() - t_reset_;
@@ -362,17 +364,21 @@ std::string levels_text(const std::map<std::string, int64_t>& by_level) {
 }
 }  // namespace
 
-// "wake_idle_core 41 (+3 -5)": the moves of a cause, and of them those that
-// put the task on its last wakee's core (+) and those that took it off (-).
+// "wake_idle_core 41 (+3 -5, 9 across LLCs)": the moves of a cause, and of
+// them those that put the task on its last wakee's core (+), those that took
+// it off (-) and, when there are any, those between two LLCs.
 std::string migration_causes_text(const Summary& s) {
   std::string text;
   for (const auto& [cause, n] : s.migrations_by_cause) {
     const auto count = [&](const std::map<std::string, int64_t>& m) {
       const auto it = m.find(cause);
-      return std::to_string(it == m.end() ? 0 : it->second);
+      return it == m.end() ? int64_t{0} : it->second;
     };
+    const int64_t across = count(s.migrations_across_llc);
     text += (text.empty() ? "" : ", ") + cause + " " + std::to_string(n) + " (+" +
-            count(s.migrations_joining_wakee) + " -" + count(s.migrations_leaving_wakee) + ")";
+            std::to_string(count(s.migrations_joining_wakee)) + " -" +
+            std::to_string(count(s.migrations_leaving_wakee)) +
+            (across ? ", " + std::to_string(across) + " across LLCs" : "") + ")";
   }
   return text;
 }

@@ -89,7 +89,10 @@ struct Summary {
   // siblings; a CPU without them) of the task it last woke
   // (p->last_wakee, record_wakee(), 3.12+), and those that took it off that
   // core: how a waker-wakee pair is gathered onto one core or split apart.
+  // Then, by the same keys, the moves between two last-level caches, which
+  // leave the task's cache lines behind (a cross-socket slow path, say).
   std::map<std::string, int64_t> migrations_by_cause, migrations_joining_wakee, migrations_leaving_wakee;
+  std::map<std::string, int64_t> migrations_across_llc;
   int64_t wakeups = 0, wakeups_local = 0, wakeups_remote = 0;
   // Remote wakeups by the lowest sched-domain level spanning the waker's CPU
   // and the wakee's: where the partners of a channel sit (a pipe pair on one
@@ -212,7 +215,7 @@ class StatsCollector final : public Observer {
   // Migrations by the cause's pointer (string literals), merged by name in
   // summarize(); the topology, from reset(), says which CPUs share a core.
   struct CauseCounts {
-    int64_t moves = 0, joined = 0, left = 0;
+    int64_t moves = 0, joined = 0, left = 0, across_llc = 0;
   };
   std::vector<std::pair<const char*, CauseCounts>> by_cause_;
   const hw::Topology* topo_ = nullptr;

@@ -596,6 +596,23 @@ TEST(StatsCollector, MigrationsByCauseCountMovesOntoAndOffTheLastWakeesCore) {
   EXPECT_TRUE(stats.summarize(s.k).migrations_by_cause.empty());
 }
 
+// A move between two LLCs is counted by its cause as well, and the text
+// names it only where there is one.
+TEST(StatsCollector, MigrationsByCauseCountMovesAcrossLlcs) {
+  TinySim s("2s2c1t", "linux-4.0");  // LLCs {0,1} and {2,3}
+  obs::StatsCollector stats(s.k.domains().level_names());
+  stats.reset(s.k);
+  kernel::Task a, b;
+  stats.on_migrate(0, 0, &a, 0, 2, 1, "wake_slow_path");
+  stats.on_migrate(0, 0, &a, 2, 3, 0, "wake_slow_path");
+  stats.on_migrate(0, 0, &b, 0, 1, 0, "balance_newidle");
+  const obs::Summary sum = stats.summarize(s.k);
+  const std::map<std::string, int64_t> across{{"balance_newidle", 0}, {"wake_slow_path", 1}};
+  EXPECT_EQ(sum.migrations_across_llc, across);
+  EXPECT_EQ(obs::migration_causes_text(sum),
+            "balance_newidle 1 (+0 -0), wake_slow_path 2 (+0 -0, 1 across LLCs)");
+}
+
 // The causes come from the code that moved the task. A pipe pair starts on
 // two cores of 1s2c2t ({0,2}, {1,3}) with a hog pinned beside pong on CPU 1.
 // When ping's write wakes pong, pong's CPU is busy and so is the waker's, no
