@@ -94,10 +94,12 @@ SchedDomains::SchedDomains(const hw::Topology& t, int version) {
   std::vector<Level> levels = {{"SMT", SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES, 10},
                                {"MC", SD_SHARE_PKG_RESOURCES, 10},
                                {"DIE", 0, 10}};
+  // sched_init_numa() takes the distances from node 0's row alone unless
+  // booted with sched_debug ("Node-0 not representative" is only a warning
+  // there). 6.1 reads every row.
   std::set<int> distances;
-  for (int a = 0; a < t.sockets(); ++a)
-    for (int b = 0; b < t.sockets(); ++b)
-      if (t.node_distance(a, b) > 10) distances.insert(t.node_distance(a, b));
+  for (int b = 0; b < t.sockets(); ++b)
+    if (t.node_distance(0, b) > 10) distances.insert(t.node_distance(0, b));
   for (int d : distances) levels.push_back({"NUMA", SD_NUMA, d});
 
   auto level_span = [&](const Level& l, int cpu) {
@@ -106,6 +108,17 @@ SchedDomains::SchedDomains(const hw::Topology& t, int version) {
     if (l.name == "DIE") return t.node_mask(t.cpu(cpu).socket);
     return numa_span(t, cpu, l.numa_distance);
   };
+  // CPU i's domain span at levels[k] as build_sched_domain() makes it, kept
+  // or not: the level's mask, widened by its child's where that sticks out.
+  auto span_at = [&](size_t k, int i) {
+    hw::CpuMask span;
+    span.set(i);
+    for (size_t j = 0; j <= k; ++j) span = span | level_span(levels[j], i);
+    return span;
+  };
+  // build_sched_domains() stops a CPU's chain at the first level that spans
+  // every CPU, so CPU i has no domain at levels[k] if a lower one did.
+  auto has_level = [&](size_t k, int i) { return k == 0 || !(span_at(k - 1, i) == t.all()); };
 
   per_cpu_.resize(static_cast<size_t>(n));
   // sched_group_capacity by (topology level, the group's first CPU).
@@ -115,17 +128,29 @@ SchedDomains::SchedDomains(const hw::Topology& t, int version) {
   llc_id_.assign(static_cast<size_t>(n), 0);
   for (int cpu = 0; cpu < n; ++cpu) {
     std::vector<SchedDomain> chain;
+    std::vector<size_t> level_of;  // chain[li]'s index in levels
     hw::CpuMask child_span;
     child_span.set(cpu);
-    for (const auto& l : levels) {
+    for (size_t k = 0; k < levels.size(); ++k) {
+      const Level& l = levels[k];
       hw::CpuMask span = level_span(l, cpu) | child_span;  // a level never shrinks
       SchedDomain sd = sd_init(l, span, version);
-      // sd_degenerate(): a single-CPU domain; sd_parent_degenerate(): the
-      // same span as its child (a single group adds no balancing).
-      const bool degenerate =
-          sd.span_weight == 1 || (!chain.empty() && chain.back().span == span);
+      // sd_degenerate(): a single-CPU domain. sd_parent_degenerate(): the
+      // same span as its child, so one group, whose "flags needing groups
+      // don't count"; it stays if it has SD_WAKE_AFFINE (sd_degenerate())
+      // and a flag its child lacks, as a NUMA level has over an MC or DIE
+      // child where a node's nearest distance holds no other node.
+      bool degenerate = sd.span_weight == 1;
+      if (!degenerate && !chain.empty() && chain.back().span == span) {
+        uint32_t pflags = sd.flags & ~(SD_LOAD_BALANCE | SD_BALANCE_NEWIDLE | SD_BALANCE_FORK | SD_BALANCE_EXEC |
+                                       SD_SHARE_CPUCAPACITY | SD_SHARE_PKG_RESOURCES | SD_PREFER_SIBLING |
+                                       SD_SHARE_POWERDOMAIN);
+        if (t.sockets() == 1) pflags &= ~SD_SERIALIZE;  // nr_node_ids == 1
+        degenerate = !(sd.flags & SD_WAKE_AFFINE) || !(pflags & ~chain.back().flags);
+      }
       if (!degenerate) {
         chain.push_back(std::move(sd));
+        level_of.push_back(k);
       } else if (!chain.empty() && (sd.flags & SD_PREFER_SIBLING)) {
         // cpu_attach_domain(): a spliced-out parent hands SD_PREFER_SIBLING down.
         chain.back().flags |= SD_PREFER_SIBLING;
@@ -136,7 +161,12 @@ SchedDomains::SchedDomains(const hw::Topology& t, int version) {
     // Groups: the spans of the child domains of the CPUs in span
     // (build_sched_groups / build_overlap_sched_groups), the local group
     // first, then the others in ascending CPU order, as the kernel's circular
-    // list starting at sd->groups. The lowest level has single-CPU groups.
+    // list starting at sd->groups. The lowest topology level has single-CPU
+    // groups. The kernel builds the groups before cpu_attach_domain() drops
+    // the degenerate domains, so a group is CPU i's span at the topology
+    // level just below, kept or not: where that level is degenerate for
+    // this CPU but not for CPU i (a NUMA distance table that is not the same
+    // from every node), CPU i's group is its wider child span.
     for (size_t li = 0; li < chain.size(); ++li) {
       auto& sd = chain[li];
       sd.level = static_cast<int>(li);
@@ -144,15 +174,11 @@ SchedDomains::SchedDomains(const hw::Topology& t, int version) {
       hw::CpuMask covered;
       sd.span.for_each([&](int i) {
         if (covered.test(i)) return;
+        // "if (!cpumask_test_cpu(i, sched_domain_span(sibling))) continue;"
+        if (!has_level(level_of[li], i)) return;
         hw::CpuMask g;
         g.set(i);
-        if (li > 0) {
-          // Child span of CPU i at level li-1 (same level definition as ours).
-          const auto& child = chain[li - 1];
-          for (const auto& l : levels)
-            if (l.name == child.name && l.numa_distance == child.numa_distance)
-              g = level_span(l, i) & sd.span;
-        }
+        if (level_of[li] > 0) g = span_at(level_of[li] - 1, i) & sd.span;  // sibling->child's span
         covered = covered | g;
         SchedGroup sg;
         sg.cpus = g;
@@ -173,8 +199,6 @@ SchedDomains::SchedDomains(const hw::Topology& t, int version) {
                                 [&](const SchedGroup& g) { return g.cpus.test(cpu); });
       std::rotate(groups.begin(), local, groups.end());
       sd.groups = std::move(groups);
-      if (sd.groups.size() == 1)  // nothing to balance between
-        sd.flags &= ~(SD_LOAD_BALANCE | SD_BALANCE_NEWIDLE | SD_BALANCE_FORK | SD_BALANCE_EXEC);
       if (sd.flags & SD_SHARE_PKG_RESOURCES) {
         llc_level_[static_cast<size_t>(cpu)] = static_cast<int>(li);
         llc_size_[static_cast<size_t>(cpu)] = sd.span_weight;

@@ -964,9 +964,13 @@ TEST(Golden, CfsActiveBalancePushesTheRunningHogToTheIdleCore) {
 // count as balanced (find_busiest_group(): the local group's idle CPUs <=
 // the busiest's + 1). Returns the destination of the first move (-1: none).
 namespace {
-int first_move_of_two_hogs_on_cpu1(bool hogr_pinned_too, const char* features, const char* golden) {
-  hw::MachineProfile m = hw::load_machine("4s2c1t");
-  m.topology.set_node_distances({{10, 20, 30, 30}, {20, 10, 30, 30}, {30, 30, 10, 20}, {30, 30, 20, 10}});
+using Distances = std::vector<std::vector<int>>;
+const Distances two_halves = {{10, 20, 30, 30}, {20, 10, 30, 30}, {30, 30, 10, 20}, {30, 30, 20, 10}};
+int first_move_of_two_hogs_on_cpu1(bool hogr_pinned_too, const char* features, const char* golden,
+                                   const char* topology = "4s2c1t", std::vector<int> allowed = {1, 4, 5, 6, 7},
+                                   const Distances& distances = two_halves) {
+  hw::MachineProfile m = hw::load_machine(topology);
+  m.topology.set_node_distances(distances);
   TinySim s(std::move(m), "linux-4.0", 1, features);
   obs::FtraceWriter trace(8);
   s.k.add_observer(&trace);
@@ -976,7 +980,7 @@ int first_move_of_two_hogs_on_cpu1(bool hogr_pinned_too, const char* features, c
   for (kernel::Task* t : {a, r}) {
     if (t == r && !hogr_pinned_too) continue;
     t->cpus_allowed = hw::CpuMask{};
-    for (int c : {1, 4, 5, 6, 7}) t->cpus_allowed.set(c);
+    for (int c : allowed) t->cpus_allowed.set(c);
   }
   check_golden(golden, s, trace);
   const std::string t = trace.text();
@@ -1005,4 +1009,60 @@ TEST(Golden, CfsAllPinnedPassesClearTheImbalanceFlagOn40) {
   const int dest = first_move_of_two_hogs_on_cpu1(true, "", "cfs_all_pinned_passes_clear_imbalance_flag");
   if (::testing::Test::IsSkipped()) return;
   EXPECT_EQ(dest, -1);
+}
+
+
+// 6.1's load balancer (LOAD_BALANCE_V61) on the same scenario. Unmarked,
+// 6.1 calls both halves of the far level groups with spare capacity, and
+// its idle-CPU test finds them balanced (find_busiest_group(): the local
+// group's idle CPUs <= the busiest's + 1), so only the mark moves hogA
+// across: group_classify() ranks the marked group above the spare ones,
+// find_busiest_group() forces the balance and calculate_imbalance() asks
+// for one task.
+TEST(Golden, CfsAffinityFailureBelowMakesTheGroupImbalancedAboveOn61) {
+  const int dest =
+      first_move_of_two_hogs_on_cpu1(false, "LOAD_BALANCE_V61", "cfs_affinity_failure_makes_group_imbalanced_v61");
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_GE(dest, 4);
+}
+
+// Both hogs pinned under 6.1: CPU 2's all-pinned pass keeps the mark at
+// out_balanced (f6cad8df6b30: "Clear the imbalance flag only if other tasks
+// got a chance to move"), but CPU 3's next pass, which should_we_balance()
+// leaves to CPU 2, ends at out_balanced with no pinned flag and clears it
+// before a far-half pass looks, as on 4.0: the hogs still share CPU 1.
+TEST(Golden, CfsAnotherCpusPassClearsTheKeptImbalanceFlagOn61) {
+  const int dest =
+      first_move_of_two_hogs_on_cpu1(true, "LOAD_BALANCE_V61", "cfs_another_cpus_pass_clears_kept_flag_v61");
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(dest, -1);
+}
+
+// One CPU a node (4s1c1t), nodes 0-2 near one another (20) and node 3 far
+// (30); both hogs on CPU 1, allowed on CPUs 1 and 3. CPU 0's pass of the
+// near level, {0,1,2}, finds every task pinned, marks the far level's group
+// and redoes without CPU 1; CPU 2 is left, so the redo finds the level
+// balanced and ends at out_balanced. 4.0 clears the mark there
+// (afdeee0510db); 6.1 keeps it, since the pass that ends there is still
+// LBF_ALL_PINNED (f6cad8df6b30: "Clear the imbalance flag only if other
+// tasks got a chance to move"). CPU 2's passes do the same as CPU 0's, and
+// only CPU 1's own, every busy interval, clear it for good. So on 6.1 CPU
+// 3's idle balance sees the mark and pulls a hog; on 4.0 the hogs share CPU
+// 1 while CPU 3 idles (unmarked, one idle CPU against two is balanced).
+namespace {
+const Distances three_near_one_far = {{10, 20, 20, 30}, {20, 10, 20, 30}, {20, 20, 10, 30}, {30, 30, 30, 10}};
+}
+
+TEST(Golden, CfsAllPinnedPassThatEndsBalancedClearsTheImbalanceFlagOn40) {
+  const int dest = first_move_of_two_hogs_on_cpu1(true, "", "cfs_all_pinned_balanced_pass_clears_flag", "4s1c1t",
+                                                  {1, 3}, three_near_one_far);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(dest, -1);
+}
+
+TEST(Golden, CfsAllPinnedPassThatEndsBalancedKeepsTheImbalanceFlagOn61) {
+  const int dest = first_move_of_two_hogs_on_cpu1(true, "LOAD_BALANCE_V61", "cfs_all_pinned_balanced_pass_keeps_flag_v61",
+                                                  "4s1c1t", {1, 3}, three_near_one_far);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(dest, 3);
 }

@@ -107,6 +107,81 @@ TEST(SchedDomains, CopiesOfAGroupShareOneSgc) {
   EXPECT_EQ(sd.nr_sgc(), 32 + 16 + 2);
 }
 
+namespace {
+hw::CpuMask cpu_set(std::initializer_list<int> list) {
+  hw::CpuMask m;
+  for (int c : list) m.set(c);
+  return m;
+}
+kernel::SchedDomains domains_of(const char* topology, std::vector<std::vector<int>> distances, int version = 400) {
+  auto prof = hw::load_machine(topology);
+  prof.topology.set_node_distances(distances);
+  return kernel::SchedDomains(prof.topology, version);
+}
+}  // namespace
+
+// Groups are built before the degenerate domains are dropped, from each
+// CPU's own child span: on one CPU a node with nodes 0-2 near (20) and node 3
+// far (30), CPU 3's near level is itself alone and goes, but its top level
+// still has node 0-2's near span as one group, as CPU 0's top level does.
+TEST(SchedDomains, AGroupIsItsCpusChildSpanWhereThatLevelIsGoneHere) {
+  const auto sd = domains_of("4s1c1t", {{10, 20, 20, 30}, {20, 10, 20, 30}, {20, 20, 10, 30}, {30, 30, 30, 10}});
+  ASSERT_EQ(sd.of(3).size(), 1u);
+  const auto& top3 = sd.of(3)[0];
+  ASSERT_EQ(top3.groups.size(), 2u);
+  EXPECT_EQ(top3.groups[0].cpus, cpu_set({3}));
+  EXPECT_EQ(top3.groups[1].cpus, cpu_set({0, 1, 2}));
+  ASSERT_EQ(sd.of(0).size(), 2u);
+  EXPECT_EQ(sd.of(0)[1].groups[0].cpus, cpu_set({0, 1, 2}));
+  EXPECT_EQ(sd.of(0)[1].groups[0].sgc, top3.groups[1].sgc);
+}
+
+// The same distances with two CPUs a node: node 3's near NUMA level spans
+// only node 3, as its MC level does, but it has SD_NUMA (and SD_SERIALIZE),
+// which MC lacks, and SD_WAKE_AFFINE (20 <= RECLAIM_DISTANCE), so 4.0's
+// sd_parent_degenerate() keeps it, with one group; its DIE level, with no
+// flag MC lacks, goes.
+TEST(SchedDomains, ANumaLevelWithItsChildsSpanStaysOn40) {
+  const auto sd = domains_of("4s2c1t", {{10, 20, 20, 30}, {20, 10, 20, 30}, {20, 20, 10, 30}, {30, 30, 30, 10}});
+  const auto& chain = sd.of(6);
+  ASSERT_EQ(chain.size(), 3u);
+  EXPECT_EQ(chain[0].name, "MC");
+  EXPECT_EQ(chain[1].name, "NUMA");
+  EXPECT_EQ(chain[1].numa_distance, 20);
+  EXPECT_EQ(chain[1].span, cpu_set({6, 7}));
+  ASSERT_EQ(chain[1].groups.size(), 1u);
+  EXPECT_TRUE(chain[1].flags & kernel::SD_LOAD_BALANCE);
+  EXPECT_EQ(chain[2].numa_distance, 30);
+  EXPECT_EQ(sd.of(0).size(), 3u);  // MC {0,1}, NUMA 20 {0-5}, NUMA 30
+}
+
+// build_sched_domains() ends a CPU's chain at the first level spanning every
+// CPU, and build_overlap_sched_groups() skips a CPU with no domain at the
+// level it builds. Node 1 is 20 from every node, so its chain ends at the
+// 20 level; CPU 3's 30 level, {1,2,3}, takes its groups from CPUs 2 and 3
+// ({1,2} and {1,3}), not from CPU 1, whose span would make it one group.
+TEST(SchedDomains, ACpuWhoseChainEndedLowerGivesNoGroup) {
+  const auto sd = domains_of("4s1c1t", {{10, 20, 30, 40}, {20, 10, 20, 20}, {30, 20, 10, 30}, {40, 20, 30, 10}});
+  ASSERT_EQ(sd.of(1).size(), 1u);
+  const auto& chain = sd.of(3);
+  ASSERT_EQ(chain.size(), 3u);
+  EXPECT_EQ(chain[1].span, cpu_set({1, 2, 3}));
+  ASSERT_EQ(chain[1].groups.size(), 2u);
+  EXPECT_EQ(chain[1].groups[0].cpus, cpu_set({1, 3}));
+  EXPECT_EQ(chain[1].groups[1].cpus, cpu_set({1, 2}));
+}
+
+// 4.0's sched_init_numa() reads node 0's row alone: a distance that only
+// other nodes see makes no level.
+TEST(SchedDomains, NumaLevelsComeFromNodeZerosRow) {
+  const auto sd = domains_of("4s1c1t", {{10, 20, 20, 20}, {20, 10, 30, 30}, {20, 30, 10, 30}, {20, 30, 30, 10}});
+  for (int c = 0; c < 4; ++c) {
+    ASSERT_EQ(sd.of(c).size(), 1u) << "cpu " << c;
+    EXPECT_EQ(sd.of(c)[0].numa_distance, 20);
+  }
+  EXPECT_EQ(sd.of(1)[0].span, cpu_set({0, 1}));
+}
+
 TEST(SchedDomains, P4XeonIsOneFlatDomainWithoutSharedCache) {
   auto prof = hw::load_machine("p4xeon-4way");
   kernel::SchedDomains sd(prof.topology, 400);

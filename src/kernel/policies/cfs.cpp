@@ -56,9 +56,10 @@
 // in place is not switched out and back in. Time spent in balancing and placement is
 // charged from the cost model (per CPU scanned), not measured. SD_SERIALIZE
 // never contends: a balance pass is instantaneous in simulated time and its
-// cost is charged afterwards. 4.0's affinity-induced group_imbalanced
-// state (LBF_SOME_PINNED -> sgc->imbalance) is tracked; 3.10's (the spread
-// of a group's CPU loads) and 6.1's (LOAD_BALANCE_V61) are not.
+// cost is charged afterwards. The affinity-induced group_imbalanced state
+// (LBF_SOME_PINNED -> sgc->imbalance) is tracked, as 4.0 and 6.1
+// (LOAD_BALANCE_V61, FIND_IDLEST_V61) set, read and clear it; 3.10's (the
+// spread of a group's CPU loads) is not.
 #include <algorithm>
 #include <array>
 #include <list>
@@ -257,9 +258,9 @@ void set_buddy(SchedEntity* se, SchedEntity* CfsRq::*mark) {
 
 enum class GroupType { Other = 0, Imbalanced, Overloaded };
 
-// 6.1's enum group_type in its order; misfit_task, asym_packing and
-// imbalanced (affinity) cannot arise in the model and are left out.
-enum class GroupTypeV61 { HasSpare, FullyBusy, Overloaded };
+// 6.1's enum group_type in its order; misfit_task and asym_packing cannot
+// arise in the model (every CPU has one capacity) and are left out.
+enum class GroupTypeV61 { HasSpare, FullyBusy, Imbalanced, Overloaded };
 // 6.1's enum migration_type (migrate_misfit left out): what
 // LOAD_BALANCE_V61's env->imbalance counts.
 enum class MigrationTypeV61 { Load, Util, Task };
@@ -621,7 +622,10 @@ class Cfs final : public SchedClass {
   int find_idlest_path(Task* p, int this_cpu, int sd_level, uint32_t sd_flag, int new_cpu);
   // FIND_IDLEST_V61: 6.1's find_idlest_group() and find_idlest_group_cpu().
   struct GroupStatsV61;
-  static GroupTypeV61 group_classify_v61(int64_t imbalance_pct, const GroupStatsV61& sgs);
+  GroupTypeV61 group_classify_v61(int64_t imbalance_pct, const SchedGroup& group, const GroupStatsV61& sgs) const;
+  bool sg_imbalanced(const SchedGroup& group) const {
+    return group.sgc >= 0 && sgc_imbalance_[static_cast<size_t>(group.sgc)];
+  }
   void update_sg_wakeup_stats(const SchedDomain& sd, const SchedGroup& group, Task* p,
                               const std::vector<int64_t>& util_without_p, GroupStatsV61& sgs);
   int find_idlest_group_v61(const SchedDomain& sd, Task* p, int this_cpu);
@@ -2310,7 +2314,9 @@ int Cfs::shallowest_idle_or_least_loaded(const SchedGroup& group, Task* p, int t
 // included). kernel/sched/fair.c of 6.1: update_sg_wakeup_stats(),
 // group_classify(), update_pick_idlest(), find_idlest_group() and
 // find_idlest_group_cpu(). Groups are ranked by type first (spare capacity,
-// fully busy, overloaded), and only groups of one type by load; the load is
+// fully busy, imbalanced by affinity, overloaded), and only groups of one
+// type by load (an imbalanced group is never compared: the first is kept,
+// and a local one keeps the task); the load is
 // the queue's whole average, sleepers' decaying share included, so a CPU a
 // task just left still carries it. 4.0's find_idlest_group() ranks every
 // group by the runnable load alone and takes another unless the local one
@@ -2350,13 +2356,17 @@ struct Cfs::GroupStatsV61 {
   GroupTypeV61 group_type = GroupTypeV61::Overloaded;
 };
 
-// group_classify() of 6.1: group_is_overloaded(), then !group_has_capacity().
-GroupTypeV61 Cfs::group_classify_v61(int64_t imbalance_pct, const GroupStatsV61& sgs) {
+// group_classify() of 6.1: group_is_overloaded(), then sg_imbalanced() (the
+// affinity flag load_balance() leaves on the parent level's group, as 4.0's),
+// then !group_has_capacity().
+GroupTypeV61 Cfs::group_classify_v61(int64_t imbalance_pct, const SchedGroup& group,
+                                     const GroupStatsV61& sgs) const {
   const int64_t pct = imbalance_pct;
   const bool overloaded = sgs.sum_nr_running > sgs.group_weight &&
                           (sgs.group_capacity * 100 < sgs.group_util * pct ||
                            sgs.group_capacity * pct < sgs.group_runnable * 100);
   if (overloaded) return GroupTypeV61::Overloaded;
+  if (sg_imbalanced(group)) return GroupTypeV61::Imbalanced;
   bool has_capacity = sgs.sum_nr_running < sgs.group_weight;
   if (!has_capacity && sgs.group_capacity * pct >= sgs.group_runnable * 100)
     has_capacity = sgs.group_capacity * 100 > sgs.group_util * pct;
@@ -2422,8 +2432,9 @@ void Cfs::update_sg_wakeup_stats(const SchedDomain& sd, const SchedGroup& group,
   });
   sgs.group_weight = group.cpus.weight();
   sgs.group_capacity = SCHED_CAPACITY_SCALE * sgs.group_weight;
-  sgs.group_type = group_classify_v61(sd.imbalance_pct, sgs);
-  if (sgs.group_type != GroupTypeV61::HasSpare)
+  sgs.group_type = group_classify_v61(sd.imbalance_pct, group, sgs);
+  // "Computing avg_load makes sense only when group is fully busy or overloaded"
+  if (sgs.group_type == GroupTypeV61::FullyBusy || sgs.group_type == GroupTypeV61::Overloaded)
     sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
 }
 
@@ -2467,6 +2478,8 @@ int Cfs::find_idlest_group_v61(const SchedDomain& sd, Task* p, int this_cpu) {
       if (sgs.group_type == GroupTypeV61::HasSpare)
         pick = sgs.idle_cpus > idlest_sgs.idle_cpus ||
                (sgs.idle_cpus == idlest_sgs.idle_cpus && sgs.group_util < idlest_sgs.group_util);
+      else if (sgs.group_type == GroupTypeV61::Imbalanced)
+        pick = false;  // "not used in the slow wakeup path": the first is kept
       else
         pick = sgs.avg_load < idlest_sgs.avg_load;
     }
@@ -2479,6 +2492,7 @@ int Cfs::find_idlest_group_v61(const SchedDomain& sd, Task* p, int this_cpu) {
   if (local < 0) return idlest;
   if (local_sgs.group_type < idlest_sgs.group_type) return -1;
   if (local_sgs.group_type > idlest_sgs.group_type) return idlest;
+  if (local_sgs.group_type == GroupTypeV61::Imbalanced) return -1;
   if (local_sgs.group_type != GroupTypeV61::HasSpare) {
     const int64_t imbalance = NICE_0_LOAD * (sd.imbalance_pct - 100) / 100;
     if ((sd.flags & SD_NUMA) && idlest_sgs.avg_load + imbalance >= local_sgs.avg_load) return -1;
@@ -3846,10 +3860,13 @@ void Cfs::nohz_idle_balance(int this_cpu) {
 // balancer, which walks from the tail, tries the task that ran least
 // recently first. Debian's kernel is CONFIG_PREEMPTION, so a newidle pass
 // moves one task. Task counts are CFS tasks', the model's only class.
-// Left out: the misfit, asym-packing and affinity (group_imbalanced)
-// classes, NUMA balancing's fbq types, a pending wakeup (ttwu_pending) in
-// the newidle checks, nohz_newidle_balance(), and 6.1's nohz kick rules
-// (the 4.0 kick stays); the rest of 6.1 (its wake path, PELT) is not here.
+// The affinity class (group_imbalanced) reads and writes the sgc flag 4.0's
+// balancer keeps; 6.1 clears it at out_balanced only when the pass is not
+// LBF_ALL_PINNED (f6cad8df6b30), a should_we_balance() exit included.
+// Left out: the misfit and asym-packing classes, NUMA balancing's fbq
+// types, a pending wakeup (ttwu_pending) in the newidle checks,
+// nohz_newidle_balance(), and 6.1's nohz kick rules (the 4.0 kick stays);
+// the rest of 6.1 (its wake path, PELT) is not here.
 
 struct Cfs::SdLbStatsV61 {
   int busiest = -1, local = -1;  // group indices
@@ -3885,7 +3902,7 @@ void Cfs::update_sg_lb_stats_v61(LbEnv& env, const SchedGroup& group, GroupStats
   });
   sgs.group_weight = group.cpus.weight();
   sgs.group_capacity = SCHED_CAPACITY_SCALE * sgs.group_weight;
-  sgs.group_type = group_classify_v61(imbalance_pct_v61(*env.sd), sgs);
+  sgs.group_type = group_classify_v61(imbalance_pct_v61(*env.sd), group, sgs);
   // "Computing avg_load makes sense only when group is overloaded"
   if (sgs.group_type == GroupTypeV61::Overloaded)
     sgs.avg_load = sgs.group_load * SCHED_CAPACITY_SCALE / sgs.group_capacity;
@@ -3915,6 +3932,13 @@ void Cfs::update_sd_lb_stats_v61(LbEnv& env, SdLbStatsV61& sds) {
 void Cfs::calculate_imbalance_v61(LbEnv& env, SdLbStatsV61& sds) {
   GroupStatsV61& local = sds.local_stat;
   const GroupStatsV61& busiest = sds.busiest_stat;
+  // "In the group_imb case we cannot rely on group-wide averages to ensure
+  // CPU-load equilibrium, try to move any task to fix the imbalance."
+  if (busiest.group_type == GroupTypeV61::Imbalanced) {
+    env.migration_type = MigrationTypeV61::Task;
+    env.imbalance = 1;
+    return;
+  }
   // "Try to use spare capacity of local group without overloading it or
   // emptying busiest."
   if (local.group_type == GroupTypeV61::HasSpare) {
@@ -3973,6 +3997,12 @@ int Cfs::find_busiest_group_v61(LbEnv& env) {
   if (sds.busiest < 0) return -1;
   const GroupStatsV61& busiest = sds.busiest_stat;
   const GroupStatsV61& local = sds.local_stat;
+  // "If the busiest group is imbalanced the below checks don't work":
+  // force_balance.
+  if (busiest.group_type == GroupTypeV61::Imbalanced) {
+    calculate_imbalance_v61(env, sds);
+    return env.imbalance ? sds.busiest : -1;
+  }
   if (local.group_type > busiest.group_type) return -1;
   // "When groups are overloaded, use the avg_load to ensure fairness between tasks."
   if (local.group_type == GroupTypeV61::Overloaded) {
@@ -4121,6 +4151,7 @@ int Cfs::load_balance_v61(int this_cpu, int level, CpuIdleType idle, bool* conti
   env.dst_grpmask = idle == CpuIdleType::NewlyIdle ? nullptr : &balance_mask;
   env.idle = idle;
   env.cpus = sd.span;
+  const SchedDomain* sd_parent = static_cast<size_t>(level) + 1 < chain.size() ? &chain[static_cast<size_t>(level) + 1] : nullptr;
   int ld_moved = 0;
   bool active_balance = false;
   auto finish = [&](int moved) {
@@ -4131,8 +4162,13 @@ int Cfs::load_balance_v61(int this_cpu, int level, CpuIdleType idle, bool* conti
     return moved;
   };
   // out_balanced / out_all_pinned / out_one_pinned
-  auto out = [&](bool one_pinned) {
-    if (!one_pinned) sd.nr_balance_failed = 0;
+  enum class Out { Balanced, AllPinned, OnePinned };
+  auto out = [&](Out how) {
+    // "We reach balance although we may have faced some affinity
+    // constraints. Clear the imbalance flag only if other tasks got a chance
+    // to move and fix the imbalance" (f6cad8df6b30, which 4.0 lacks).
+    if (how == Out::Balanced && sd_parent && !(env.flags & LBF_ALL_PINNED)) set_group_imbalance(*sd_parent, false);
+    if (how != Out::OnePinned) sd.nr_balance_failed = 0;
     // "sched_balance_newidle() disregards balance intervals"
     if (idle != CpuIdleType::NewlyIdle &&
         (((env.flags & LBF_ALL_PINNED) && sd.balance_interval_ms < MAX_PINNED_INTERVAL) ||
@@ -4143,17 +4179,17 @@ int Cfs::load_balance_v61(int this_cpu, int level, CpuIdleType idle, bool* conti
   for (;;) {  // redo:
     if (!should_we_balance_v61(env)) {
       *continue_balancing = false;
-      return out(false);
+      return out(Out::Balanced);
     }
     const int group = find_busiest_group_v61(env);
     if (group < 0) {
       ++lb_stats_[static_cast<size_t>(idle)].nobusyg;
-      return out(false);
+      return out(Out::Balanced);
     }
     const int busiest = find_busiest_queue_v61(env, sd.groups[static_cast<size_t>(group)]);
     if (busiest < 0) {
       ++lb_stats_[static_cast<size_t>(idle)].nobusyq;
-      return out(false);
+      return out(Out::Balanced);
     }
     env.src_cpu = busiest;
     ld_moved = 0;
@@ -4162,6 +4198,8 @@ int Cfs::load_balance_v61(int this_cpu, int level, CpuIdleType idle, bool* conti
       env.loop_max = static_cast<unsigned>(
           std::min<int64_t>(core_.config().sysctl("sched_nr_migrate"), nr_running(busiest)));
       ld_moved = more_balance(env, busiest);
+      // "We failed to reach balance because of affinity."
+      if (sd_parent && (env.flags & LBF_SOME_PINNED) && env.imbalance > 0) set_group_imbalance(*sd_parent, true);
       if (env.flags & LBF_ALL_PINNED) {
         env.cpus.clear(busiest);
         if (!env.cpus.subset_of(balance_mask)) {  // !cpumask_subset(cpus, env.dst_grpmask)
@@ -4169,7 +4207,8 @@ int Cfs::load_balance_v61(int this_cpu, int level, CpuIdleType idle, bool* conti
           env.loop_break = sched_nr_migrate_break;
           continue;
         }
-        return out(false);  // out_all_pinned
+        // "Let the imbalance flag set so parent level can try to migrate them."
+        return out(Out::AllPinned);
       }
     }
     break;
@@ -4183,7 +4222,7 @@ int Cfs::load_balance_v61(int this_cpu, int level, CpuIdleType idle, bool* conti
       // busiest CPU can't be moved to this_cpu" (an idle CPU's idle task is
       // bound to it).
       Task* bcurr = core_.curr(env.src_cpu);
-      if (!bcurr || !bcurr->cpus_allowed.test(this_cpu)) return out(true);
+      if (!bcurr || !bcurr->cpus_allowed.test(this_cpu)) return out(Out::OnePinned);
       env.flags &= ~LBF_ALL_PINNED;
       if (!rq(env.src_cpu).active_balance) {
         rq(env.src_cpu).active_balance = true;
@@ -4232,6 +4271,10 @@ bool Cfs::busier_v61(const GroupStatsV61& sgs, const GroupStatsV61& busiest) {
     case GroupTypeV61::Overloaded:
     case GroupTypeV61::FullyBusy:  // avg_load is 0 for both: the first is kept
       return sgs.avg_load > busiest.avg_load;
+    case GroupTypeV61::Imbalanced:
+      // "Select the 1st imbalanced group as we don't have any way to choose
+      // one more than another."
+      return false;
     case GroupTypeV61::HasSpare:
       // "Select not overloaded group with lowest number of idle cpus and
       // highest number of running tasks."
