@@ -1066,3 +1066,35 @@ TEST(Golden, CfsAllPinnedPassThatEndsBalancedKeepsTheImbalanceFlagOn61) {
   if (::testing::Test::IsSkipped()) return;
   EXPECT_EQ(dest, 3);
 }
+
+// 6.1's slow path (FIND_IDLEST_V61) reads the same mark. The previous
+// scenario with both hogs bound to CPU 1, and a parent on CPU 3 that runs
+// 10 ms and forks a child. CPU 0's passes mark the far level's group
+// {0,1,2} and, on 6.1, leave the mark set (CPU 3's forced pulls find the
+// hogs all pinned and keep it too; only CPU 1's own busy passes clear it,
+// until CPU 0's next). At the fork, find_idlest_group() sees the
+// parent's own group {3} fully busy and {0,1,2}, with two idle CPUs,
+// imbalanced: it ranks a marked group above a fully busy one and keeps the
+// task at home, so the child starts on CPU 3. Unmarked, {0,1,2} has spare
+// capacity and the child starts on CPU 0 or 2.
+TEST(Golden, CfsForkKeepsAwayFromAnImbalancedGroupOn61) {
+  hw::MachineProfile m = hw::load_machine("4s1c1t");
+  m.topology.set_node_distances(three_near_one_far);
+  TinySim s(std::move(m), "linux-4.0", 1, "LOAD_BALANCE_V61,FIND_IDLEST_V61");
+  obs::FtraceWriter trace(4);
+  s.k.add_observer(&trace);
+  for (const char* name : {"hogA", "hogR"}) {
+    kernel::Task* t = s.k.spawn(name, [](Proc& p) { return hog(p, 40000000, 1000000); }, 1);
+    t->cpus_allowed = hw::CpuMask{};
+    t->cpus_allowed.set(1);
+  }
+  s.k.spawn("parent", [](Proc& p) -> Co<void> {
+    co_await hog(p, 10000000, 1000000);
+    kernel::Program kid = [](Proc& c) { return hog(c, 2000000, 1000000); };
+    co_await p.fork("kid", kid, false);
+    co_await p.wait_child();
+  }, 3);
+  check_golden("cfs_fork_keeps_away_from_imbalanced_group_v61", s, trace);
+  if (::testing::Test::IsSkipped()) return;
+  EXPECT_EQ(target_cpu_of(trace, "sched_wakeup_new: comm=kid"), 3);
+}
