@@ -42,20 +42,21 @@ class EventQueue {
   [[nodiscard]] uint64_t executed() const { return executed_; }
 
  private:
-  // The heap orders small keys; each key names the slot that holds its
-  // action, so a sift moves 24 bytes, not the callable. Slots are reused.
+  // A 4-ary min-heap of small keys: each key names the slot that holds its
+  // action, so a sift moves 24 bytes, not the callable; slots are reused.
+  // (time, phase, sequence) is a total order, so the heap's shape never
+  // shows in the order events run.
   struct Key {
     Time at;
     uint64_t order;  // phase in the top bits, then the sequence number
     uint32_t slot;
   };
-  // A function object, not a function pointer, so the heap's sifts inline it.
-  struct Later {
-    bool operator()(const Key& a, const Key& b) const {
-      if (a.at != b.at) return a.at > b.at;
-      return a.order > b.order;
-    }
-  };
+  static bool earlier(const Key& a, const Key& b) {
+    if (a.at != b.at) return a.at < b.at;
+    return a.order < b.order;
+  }
+  void sift_up(size_t i, Key k);
+  void sift_down(Key k);
   std::vector<Key> heap_;
   std::vector<Action> slots_;
   std::vector<uint32_t> free_slots_;
