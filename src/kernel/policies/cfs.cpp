@@ -3160,7 +3160,13 @@ int Cfs::detach_tasks(LbEnv& env) {
 // forgets the task's cache heat) while still under the source's lock.
 // detach_tasks() list_add()s it to the head of env->tasks. The kernel keeps
 // it TASK_ON_RQ_MIGRATING until attach_tasks() enqueues it under the
-// destination's lock; the model does both at one instant.
+// destination's lock; the model does both at one instant. In between, the
+// rest of the detach loop and the lock hand-over, only a wakeup that reads
+// idle_cpu(dst) could tell: not in a newidle pass, whose rq->curr is still
+// prev (4.0 core.c idle_cpu()), only in a pass run from the idle loop, and
+// those are rare (messaging -g 10 -l 2000, seed 1: 33 that moved tasks a
+// run, each pass 6 us of balancing in all, against 36 k wakeups per
+// CPU-second: a few of a run's 2.3 M wakeups could fall in such a window).
 void Cfs::detach_task(Task* p, LbEnv& env) {
   core_.sched_info_dequeued(env.src_cpu, p);
   dequeue_task_fair(env.src_cpu, p, 0);
@@ -4077,7 +4083,10 @@ int Cfs::detach_tasks_v61(LbEnv& env) {
   const unsigned shift = std::min(env.sd->nr_balance_failed, 63u);
   int detached = 0;
   while (!tasks.empty()) {
-    // "We don't want to steal all, otherwise we may be treated likewise"
+    // "We don't want to steal all, otherwise we may be treated likewise".
+    // 6.1 counts rq->nr_running; the model queues only fair tasks (its
+    // stopper is not a queued task), so that is cfs.h_nr_running. 4.0's
+    // detach_tasks() has no such gate.
     if (env.idle != CpuIdleType::NotIdle && nr_running(env.src_cpu) <= 1) break;
     if (detach_loop_ends(env)) break;
     Task* p = tasks.back();
