@@ -331,7 +331,7 @@ Summary StatsCollector::summarize(const kernel::Kernel& k) const {
   s.sched_runs = runs_;
   if (runs_) s.sched_delay_avg_us = static_cast<double>(queued_total_ns_ / 1000.0L / runs_);
   s.sched_delay_total_ms = static_cast<double>(queued_total_ns_ / 1e6L);
-  std::vector<int64_t> d = delays_;
+  std::vector<int64_t>& d = delays_;
   s.run_delay_count = static_cast<int64_t>(d.size());
   if (!d.empty()) {
     std::sort(d.begin(), d.end());
