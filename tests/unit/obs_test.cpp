@@ -2,6 +2,7 @@
 // in, quiet intervals, the last partial line) and StatsCollector's totals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <sstream>
@@ -134,6 +135,56 @@ TEST(StatsCollector, DelayTotalsAreTheDelaysSummed) {
   EXPECT_GT(sums.wakeup_ns, 0);
   EXPECT_DOUBLE_EQ(summary.sched_delay_total_ms, static_cast<double>(sums.queued_ns / 1e6L));
   EXPECT_DOUBLE_EQ(summary.run_delay_total_ms, static_cast<double>(sums.wakeup_ns / 1e6L));
+}
+
+namespace {
+struct DelaySamples final : obs::Observer {
+  std::vector<int64_t> delays;
+  void on_run_delay(int64_t, int, const kernel::Task*, int64_t, int64_t wakeup) override {
+    if (wakeup >= 0) delays.push_back(wakeup);
+  }
+};
+}  // namespace
+
+// summarize() sorts the run-delay samples in place, so a summary taken in
+// the middle of a run must leave the later one exactly as a collector
+// summarized only at the end gives it, and both the samples' own median
+// and maximum.
+TEST(StatsCollector, ASummaryInTheMiddleLeavesTheRunDelaysOfTheLastOneAlone) {
+  TinySim s("1s1c1t", "linux-4.0", 1, "NO_WAKEUP_PREEMPTION");
+  obs::StatsCollector early(s.k.domains().level_names()), late(s.k.domains().level_names());
+  DelaySamples samples;
+  s.k.add_observer(&early);
+  s.k.add_observer(&late);
+  s.k.add_observer(&samples);
+  for (int i = 0; i < 3; ++i) s.k.spawn("hog", [](kernel::Proc& p) { return hog(p, 30000000, 1000000); }, 0);
+  // Sleeps of uneven length wake at every point of a hog's slice, so the
+  // delays differ and their order matters to the percentiles.
+  s.k.spawn("uneven napper", [](kernel::Proc& p) -> kernel::Co<void> {
+    for (int i = 0; i < 40; ++i) {
+      co_await p.user(50000);
+      co_await p.nanosleep(300000 + 137000 * (i % 7));
+    }
+  }, 0);
+  s.run(20000000);
+  const auto middle = early.summarize(s.k);
+  ASSERT_GT(middle.run_delay_count, 2);
+  ASSERT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  const auto a = early.summarize(s.k), b = late.summarize(s.k);
+  std::sort(samples.delays.begin(), samples.delays.end());
+  ASSERT_EQ(static_cast<int64_t>(samples.delays.size()), b.run_delay_count);
+  EXPECT_EQ(b.run_delay_p50_us, static_cast<double>(samples.delays[samples.delays.size() / 2]) / 1000.0);  // rank 0.5 (n - 1), rounded
+  EXPECT_EQ(b.run_delay_max_us, static_cast<double>(samples.delays.back()) / 1000.0);
+  EXPECT_GT(a.run_delay_count, middle.run_delay_count);
+  EXPECT_EQ(a.run_delay_count, b.run_delay_count);
+  EXPECT_EQ(a.run_delay_avg_us, b.run_delay_avg_us);
+  EXPECT_EQ(a.run_delay_p50_us, b.run_delay_p50_us);
+  EXPECT_EQ(a.run_delay_p99_us, b.run_delay_p99_us);
+  EXPECT_EQ(a.run_delay_max_us, b.run_delay_max_us);
+  EXPECT_EQ(a.run_delay_total_ms, b.run_delay_total_ms);
+  const auto again = late.summarize(s.k);
+  EXPECT_EQ(again.run_delay_p50_us, b.run_delay_p50_us);
+  EXPECT_EQ(again.run_delay_total_ms, b.run_delay_total_ms);
 }
 
 // vmstat's "r": every task is on a runqueue from its start to its exit,
