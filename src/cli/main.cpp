@@ -1,11 +1,13 @@
 // schedlab: parse -> build -> run -> report. No logic beyond wiring.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <unistd.h>
 
 #include "experiment/experiment.hpp"
 #include "experiment/run.hpp"
@@ -272,6 +274,36 @@ void keep_variants(experiment::Experiment& exp, const std::vector<std::string>& 
   std::erase_if(exp.variants, [&](const auto& v) { return v.name != reference && !named(v); });
 }
 
+// 42s, 3m05s, 1h02m: wall time for a progress line.
+std::string wall_time(double seconds) {
+  const auto s = static_cast<long long>(seconds + 0.5);
+  char buf[32];
+  if (s < 60)
+    std::snprintf(buf, sizeof buf, "%llds", s);
+  else if (s < 3600)
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", s / 60, s % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", s / 3600, s % 3600 / 60);
+  return buf;
+}
+
+// A line on stderr per finished simulation, with a guess at the time left
+// (the mean wall time a run so far, times the runs left: runs differ in
+// length, so it is only a guess).
+std::function<void(const experiment::RunDone&)> progress_printer(int repeats) {
+  const auto start = std::chrono::steady_clock::now();
+  return [start, repeats](const experiment::RunDone& d) {
+    const double so_far = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::string line = "schedlab: run " + std::to_string(d.done) + " of " + std::to_string(d.total) + " done (" +
+                       d.workload + " / " + d.variant + ", repeat " + std::to_string(d.repeat + 1) + " of " +
+                       std::to_string(repeats) + "); " + wall_time(so_far) + " so far";
+    if (d.done < d.total)
+      line += ", about " + wall_time(so_far / static_cast<double>(d.done) * static_cast<double>(d.total - d.done)) +
+              " left";
+    std::cerr << line + "\n";  // one write per line: stderr is unbuffered
+  };
+}
+
 int cmd_run(int argc, char** argv) {
   CLI::App app{"schedlab run"};
   std::string file;
@@ -305,6 +337,10 @@ int cmd_run(int argc, char** argv) {
                  "figures are the full run's");
   app.add_flag("--json", json, "machine-readable output (docs/json.md)");
   app.add_option("--jobs", jobs, "simulations in parallel")->check(CLI::Range(1, 256));
+  bool progress = isatty(STDERR_FILENO) != 0;
+  app.add_flag("--progress,!--no-progress", progress,
+               "a line on stderr as each simulation finishes, with a guess at the time left (the default "
+               "when stderr is a terminal)");
   if (auto rc = parse(app, argc, argv, 2)) return *rc;
   try {
     auto exp = experiment::load_experiment(file);
@@ -329,7 +365,7 @@ int cmd_run(int argc, char** argv) {
     }
     // A bad name or a clash with a variant's own fails here, not in every cell.
     experiment::check_variants(exp, file);
-    auto res = experiment::run_experiment(exp, jobs);
+    auto res = experiment::run_experiment(exp, jobs, progress ? progress_printer(exp.repeats) : nullptr);
     std::cout << (json ? experiment::format_json(res) + "\n" : experiment::format_table(res));
     return res.problems.empty() ? 0 : 3;
   } catch (const std::exception& e) {
@@ -349,7 +385,7 @@ void usage() {
                "               --start-layout A/B --unpin-after-ms MS --features-at MS:A,NO_B\n"
                "  schedlab run experiments/<name>.toml [--json] [--jobs N] [--repeats N] [--sysctl NAME=VALUE]\n"
                "                                      [--features A,NO_B] [--machine M] [--workload NAME]\n"
-               "                                      [--variant NAME]\n"
+               "                                      [--variant NAME] [--progress|--no-progress]\n"
                "  schedlab machines\n"
                "  schedlab topology <machine> [--kernel K]\n"
                "  schedlab costs <machine>       (every cost parameter, value, unit and source)\n"

@@ -393,7 +393,8 @@ bool beyond_noise(const std::vector<double>& a, const std::vector<double>& b) {
   return halfwidth >= 0 && std::fabs(mean_of(b) - mean_of(a)) > halfwidth;
 }
 
-ExperimentResult run_experiment(const Experiment& exp, int jobs) {
+ExperimentResult run_experiment(const Experiment& exp, int jobs,
+                                const std::function<void(const RunDone&)>& on_run_done) {
   struct Job {
     size_t w, v;
     int r;
@@ -405,6 +406,8 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
   std::vector<RunOutcome> results(todo.size());
   std::vector<std::string> errors(todo.size());
   std::atomic<size_t> next{0};
+  std::mutex progress_lock;
+  size_t finished = 0;
   auto worker = [&] {
     for (size_t i; (i = next++) < todo.size();) {
       const Job& j = todo[i];
@@ -423,6 +426,10 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs) {
         results[i] = run_once(spec);
       } catch (const std::exception& e) {
         errors[i] = e.what();
+      }
+      if (on_run_done) {
+        const std::lock_guard<std::mutex> hold(progress_lock);
+        on_run_done(RunDone{++finished, todo.size(), exp.workloads[j.w].name, exp.variants[j.v].name, j.r});
       }
     }
   };

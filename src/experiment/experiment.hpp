@@ -4,6 +4,7 @@
 // and the statistics that explain it.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -97,8 +98,21 @@ struct ExperimentResult {
   std::vector<std::string> problems;  // deadlocks, invariant failures
 };
 
+// One finished simulation of an experiment: the `done`-th of `total` to
+// finish (so 1..total, in the order they finish, which depends on `jobs`),
+// and which cell and repeat it was.
+struct RunDone {
+  size_t done = 0, total = 0;
+  std::string workload, variant;
+  int repeat = 0;
+};
+
 // Runs every simulation, `jobs` at a time (deterministic regardless of jobs).
-ExperimentResult run_experiment(const Experiment& exp, int jobs);
+// `on_run_done`, if set, is called once per simulation as it finishes, one
+// call at a time: a long experiment can say how far it is (the CLI's
+// --progress). It sees no results, so it cannot change them.
+ExperimentResult run_experiment(const Experiment& exp, int jobs,
+                                const std::function<void(const RunDone&)>& on_run_done = {});
 std::string format_table(const ExperimentResult& r);
 std::string format_json(const ExperimentResult& r);
 

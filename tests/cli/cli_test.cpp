@@ -384,6 +384,30 @@ TEST(Cli, RunPrintsTheTableWithTheChangesInterval) {
   EXPECT_NE(bad.code, 0);
 }
 
+// run --progress: a line on stderr as each simulation finishes, the last
+// without a guess at the time left; the table is the same, and without a
+// terminal (as here) there is no progress unless asked for.
+TEST(Cli, RunProgressGoesToStderrAndLeavesTheTableAlone) {
+  const std::string base = "run tests/cli/two_variants.toml --repeats 2 --jobs 2";
+  auto quiet = run(base), loud = run(base + " --progress");
+  ASSERT_EQ(loud.code, 0) << loud.err;
+  EXPECT_EQ(quiet.err, "");
+  EXPECT_EQ(loud.out, quiet.out);
+  const std::regex line(R"(schedlab: run ([1-4]) of 4 done \(messaging -g 1 -l 20 / (baseline|wake-idle-cpu), )"
+                        R"(repeat [12] of 2\); \d+s so far(, about \d+s left)?)");
+  std::istringstream lines(loud.err);
+  std::string l;
+  int n = 0;
+  while (std::getline(lines, l)) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(l, m, line)) << l;
+    EXPECT_EQ(m[1].str(), std::to_string(++n));
+    EXPECT_EQ(m[3].matched, n < 4) << l;
+  }
+  EXPECT_EQ(n, 4);
+  EXPECT_EQ(run(base + " --progress --no-progress").err, "");
+}
+
 // run --sysctl: a setting for every variant (the file's own come after it).
 TEST(Cli, RunSysctlAppliesToEveryVariant) {
   const std::string base = "run tests/cli/two_variants.toml --repeats 2 --jobs 2";

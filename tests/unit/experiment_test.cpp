@@ -4,7 +4,10 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <numeric>
+#include <set>
 #include <sstream>
+#include <tuple>
 #include <unistd.h>
 #include <filesystem>
 #include <fstream>
@@ -87,6 +90,36 @@ TEST(Experiment, LoadsAndValidatesFiles) {
   EXPECT_THROW(experiment::load_experiment(path), std::invalid_argument);
   EXPECT_THROW(experiment::load_experiment("/nonexistent.toml"), std::invalid_argument);
   std::remove(path.c_str());
+}
+
+// The progress callback hears of every simulation once, numbered in the order
+// they finish, and its presence changes no figure.
+TEST(Experiment, EveryRunReportsItsProgressOnce) {
+  const std::string path = "/tmp/schedlab_experiment_progress_test.toml";
+  {
+    std::ofstream f(path);
+    f << "name = \"t\"\nmachine = \"1s2c1t\"\nkernel = \"linux-4.0\"\nrepeats = 3\n"
+         "[[variants]]\nname = \"base\"\n[[variants]]\nname = \"noq\"\nfeatures = \"NO_TTWU_QUEUE\"\n"
+         "[[workloads]]\nname = \"pipe\"\ncommand = \"perf bench sched pipe -l 100\"\n"
+         "[[workloads]]\nname = \"pipe2\"\ncommand = \"perf bench sched pipe -l 150\"\n";
+  }
+  const auto x = experiment::load_experiment(path);
+  std::remove(path.c_str());
+  std::vector<size_t> done;
+  std::set<std::tuple<std::string, std::string, int>> seen;
+  const auto r = experiment::run_experiment(x, 2, [&](const experiment::RunDone& d) {
+    EXPECT_EQ(d.total, 12u);
+    done.push_back(d.done);
+    EXPECT_TRUE(seen.insert({d.workload, d.variant, d.repeat}).second) << d.workload << d.variant << d.repeat;
+  });
+  std::vector<size_t> in_order(12);
+  std::iota(in_order.begin(), in_order.end(), size_t{1});
+  EXPECT_EQ(done, in_order);
+  ASSERT_EQ(seen.size(), 12u);
+  for (const char* w : {"pipe", "pipe2"})
+    for (const char* v : {"base", "noq"})
+      for (int rep = 0; rep < 3; ++rep) EXPECT_TRUE(seen.count({w, v, rep})) << w << " " << v << " " << rep;
+  EXPECT_EQ(experiment::format_json(r), experiment::format_json(experiment::run_experiment(x, 1)));
 }
 
 // Every experiment shipped in experiments/ loads, and loading checks its
