@@ -198,9 +198,13 @@ std::vector<std::string> list_machines() {
 
 Machine::Machine(MachineProfile profile) : profile_(std::move(profile)) {
   const int n = nr_cpus();
-  executing_.assign(static_cast<size_t>(n), false);
+  executing_.assign(static_cast<size_t>(n), 0);
   int cores = 0;
-  for (int c = 0; c < n; ++c) cores = std::max(cores, topo().cpu(c).core + 1);
+  for (int c = 0; c < n; ++c) {
+    core_of_.push_back(topo().cpu(c).core);
+    llc_of_.push_back(topo().cpu(c).llc);
+    cores = std::max(cores, core_of_.back() + 1);
+  }
   core_executing_.resize(static_cast<size_t>(cores));
   siblings_.resize(static_cast<size_t>(n));
   for (int c = 0; c < n; ++c)
@@ -220,7 +224,7 @@ Machine::Machine(MachineProfile profile) : profile_(std::move(profile)) {
 void Machine::set_executing(int cpu, bool on, int64_t now_ns) {
   if (executing_[static_cast<size_t>(cpu)] == on) return;
   executing_[static_cast<size_t>(cpu)] = on;
-  CoreExecuting& core = core_executing_[static_cast<size_t>(topo().cpu(cpu).core)];
+  CoreExecuting& core = core_executing_[static_cast<size_t>(core_of_[static_cast<size_t>(cpu)])];
   executing_ns_ += core.threads * (now_ns - core.since_ns);
   if (core.threads > 1) smt_shared_ns_ += core.threads * (now_ns - core.since_ns);
   core.threads += on ? 1 : -1;
@@ -243,9 +247,10 @@ int64_t Machine::executing_ns(int64_t now_ns) const {
 }
 
 int Machine::rate_permille(int cpu) const {
-  for (int s : siblings_[static_cast<size_t>(cpu)])
-    if (executing_[static_cast<size_t>(s)]) return static_cast<int>(costs().smt_throughput_permille);
-  return 1000;
+  // The core's executing threads other than this one: its siblings at work.
+  const auto c = static_cast<size_t>(cpu);
+  const int others = core_executing_[static_cast<size_t>(core_of_[c])].threads - executing_[c];
+  return others > 0 ? static_cast<int>(costs().smt_throughput_permille) : 1000;
 }
 
 int64_t Machine::transfer_cost(int from, int to, int64_t bytes) const {
@@ -301,8 +306,9 @@ Machine::RefillLines Machine::refill_lines(int from, int to, int64_t bytes, int6
 
 void Machine::count_lines_moved(int from, int to, int64_t lines) const {
   if (from < 0 || from == to || lines <= 0) return;
-  if (topo().cpu(from).core == topo().cpu(to).core) return;
-  (topo().cpu(from).llc == topo().cpu(to).llc ? lines_moved_.within_llc : lines_moved_.beyond_llc) += lines;
+  const auto f = static_cast<size_t>(from), t = static_cast<size_t>(to);
+  if (core_of_.at(f) == core_of_.at(t)) return;
+  (llc_of_[f] == llc_of_[t] ? lines_moved_.within_llc : lines_moved_.beyond_llc) += lines;
 }
 
 }  // namespace hw

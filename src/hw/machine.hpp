@@ -132,7 +132,8 @@ class Machine {
   [[nodiscard]] RefillPlan plan_refill(int from, int to, int64_t bytes) const;
   std::array<int64_t, 5> line_transfer_by_distance_{};  // indexed by hw::Distance
   mutable LineMoves lines_moved_;
-  std::vector<bool> executing_;
+  std::vector<uint8_t> executing_;     // per CPU; bytes, as it is read at every segment
+  std::vector<int> core_of_, llc_of_;  // per CPU: topo().cpu(c).core and .llc, read without a bounds check
   // Per core: its executing threads and since when that count holds.
   struct CoreExecuting {
     int threads = 0;

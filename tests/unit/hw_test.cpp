@@ -242,6 +242,14 @@ TEST(Machine, SmtSiblingSharesThroughput) {
   EXPECT_EQ(changed, std::vector<int>{0});
   EXPECT_EQ(m.rate_permille(0), m.costs().smt_throughput_permille);
   EXPECT_EQ(m.rate_permille(1), 1000);
+  // A thread's own work never slows it: only a sibling's does.
+  EXPECT_EQ(m.rate_permille(16), 1000);
+  m.set_executing(0, true, 0);
+  EXPECT_EQ(m.rate_permille(16), m.costs().smt_throughput_permille);
+  EXPECT_EQ(m.rate_permille(0), m.costs().smt_throughput_permille);
+  m.set_executing(16, false, 0);
+  EXPECT_EQ(m.rate_permille(0), 1000);
+  EXPECT_EQ(m.rate_permille(16), m.costs().smt_throughput_permille);
   EXPECT_GT(m.transfer_cost(0, 8, 4096), m.transfer_cost(0, 1, 4096));
   EXPECT_EQ(m.transfer_cost(0, 0, 4096), 0);
 }
