@@ -92,19 +92,25 @@ TEST(Experiment, LoadsAndValidatesFiles) {
   std::remove(path.c_str());
 }
 
+namespace {
+// An experiment from its TOML text, through a file as `schedlab run` reads it.
+experiment::Experiment experiment_from(const std::string& toml) {
+  const std::string path = "/tmp/schedlab_experiment_text_" + std::to_string(getpid()) + ".toml";
+  std::ofstream(path) << toml;
+  auto x = experiment::load_experiment(path);
+  std::remove(path.c_str());
+  return x;
+}
+}  // namespace
+
 // The progress callback hears of every simulation once, numbered in the order
 // they finish, and its presence changes no figure.
 TEST(Experiment, EveryRunReportsItsProgressOnce) {
-  const std::string path = "/tmp/schedlab_experiment_progress_test.toml";
-  {
-    std::ofstream f(path);
-    f << "name = \"t\"\nmachine = \"1s2c1t\"\nkernel = \"linux-4.0\"\nrepeats = 3\n"
-         "[[variants]]\nname = \"base\"\n[[variants]]\nname = \"noq\"\nfeatures = \"NO_TTWU_QUEUE\"\n"
-         "[[workloads]]\nname = \"pipe\"\ncommand = \"perf bench sched pipe -l 100\"\n"
-         "[[workloads]]\nname = \"pipe2\"\ncommand = \"perf bench sched pipe -l 150\"\n";
-  }
-  const auto x = experiment::load_experiment(path);
-  std::remove(path.c_str());
+  const auto x = experiment_from(
+      "name = \"t\"\nmachine = \"1s2c1t\"\nkernel = \"linux-4.0\"\nrepeats = 3\n"
+      "[[variants]]\nname = \"base\"\n[[variants]]\nname = \"noq\"\nfeatures = \"NO_TTWU_QUEUE\"\n"
+      "[[workloads]]\nname = \"pipe\"\ncommand = \"perf bench sched pipe -l 100\"\n"
+      "[[workloads]]\nname = \"pipe2\"\ncommand = \"perf bench sched pipe -l 150\"\n");
   std::vector<size_t> done;
   std::set<std::tuple<std::string, std::string, int>> seen;
   const auto r = experiment::run_experiment(x, 2, [&](const experiment::RunDone& d) {
