@@ -184,16 +184,17 @@ Co<void> pipe_wait_lines(Proc& p, LinePath& path, Pipe& pipe, const char* caller
 }
 
 // The system call's entry, then pipe->mutex, reserved for `hold` (waiting
-// behind the current holder's reservation), and the hold itself.
-Co<void> pipe_syscall(Proc& p, Pipe& pipe, int64_t hold) {
-  co_await p.syscall(p.costs().syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
+// behind the current holder's reservation), and the hold itself. Like
+// charge(), an awaitable awaited where it is made.
+[[nodiscard]] Proc::Primitive pipe_syscall(Proc& p, Pipe& pipe, int64_t hold) {
+  return p.syscall(p.costs().syscall_entry + pipe.mutex.acquire(p.now(), hold) + hold);
 }
 
 // After a write's wakeups: an smp_mb(), which waits for their stores, then
 // the path's stalls.
-Co<void> pipe_write_barrier(Proc& p, Pipe& pipe, LinePath& path) {
+[[nodiscard]] Charge pipe_write_barrier(Proc& p, Pipe& pipe, LinePath& path) {
   if (pipe.charge_lines) path.barrier();
-  co_await charge(p, path.take_stall());
+  return charge(p, path.take_stall());
 }
 
 // pipe_write()'s merge of a small write into the last buffer (4.0's and
