@@ -151,11 +151,11 @@ Co<void> wake_up_lines(Proc& p, LinePath& path, WaitQueue& wq, CacheLine& lock_l
 }
 // wake_up_interruptible_sync_poll(&pipe->wait): the queue's lock is on the
 // mutex's line.
+// The path itself, not a coroutine around it: one frame fewer a wakeup.
 Co<void> pipe_wake_up(Proc& p, LinePath& path, Pipe& pipe) {
   if (pipe.charge_lines)
-    co_await wake_up_lines(p, path, pipe.wait, pipe.mutex_wait_line, pipe.wait_entry_lines, WF_SYNC);
-  else
-    co_await p.wake_up(pipe.wait, 1, WF_SYNC);
+    return wake_up_lines(p, path, pipe.wait, pipe.mutex_wait_line, pipe.wait_entry_lines, WF_SYNC);
+  return p.wake_up(pipe.wait, 1, WF_SYNC);
 }
 // pipe_wait() with pipe_lines. Before the sleep: DEFINE_WAIT() stores the
 // on-stack entry (its last waker unlinked it), prepare_to_wait() takes the
