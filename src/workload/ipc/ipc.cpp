@@ -781,9 +781,21 @@ void set_nospace_bits(LinePath& path, UnixSock& sk) {
   path.locked(sk.socket_flags_line);
   path.locked(sk.socket_flags_line);
 }
-// sock_alloc_send_pskb()'s wait, without the line switch.
-Co<void> wait_for_sndbuf(Proc& p, UnixSock& sk) {
+// sock_alloc_send_pskb()'s wait, without the line switch. A send buffer
+// with room returns at once, without making the wait's coroutine (a send
+// seldom waits).
+Co<void> wait_for_sndbuf_slow(Proc& p, UnixSock& sk) {
   co_await p.wait_event(sk.sleep, [&sk] { return sndbuf_has_room(sk); }, "sock_alloc_send_pskb");
+}
+struct SndbufWait {
+  std::optional<Co<void>> wait;
+  bool await_ready() const noexcept { return !wait; }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) noexcept { return wait->await_suspend(h); }
+  void await_resume() { if (wait) wait->await_resume(); }
+};
+[[nodiscard]] SndbufWait wait_for_sndbuf(Proc& p, UnixSock& sk) {
+  if (sndbuf_has_room(sk)) return {};
+  return {wait_for_sndbuf_slow(p, sk)};
 }
 // skb_set_owner_w(): the skb is charged to the sender before the copy.
 // truesize: SKB_TRUESIZE(kmalloc bucket); the preset gives the 100 B value,
