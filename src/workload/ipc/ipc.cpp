@@ -59,6 +59,25 @@ struct Charge {
   void await_resume() const noexcept {}
 };
 [[nodiscard]] Charge charge(Proc& p, int64_t ns) { return ns ? Charge{p.sys(ns)} : Charge{}; }
+// One of: nothing, kernel work (charge()), or a path's coroutine. For a
+// helper that only picks which, and would otherwise make a coroutine frame
+// of its own to await its pick; awaited where it is made, like Charge.
+struct Step {
+  std::optional<Co<void>> path;
+  Charge work;
+  Step() = default;
+  Step(Co<void> c) : path(std::move(c)) {}  // NOLINT: implicit, as the helpers return either
+  Step(Charge w) : work(std::move(w)) {}    // NOLINT
+  bool await_ready() const noexcept { return !path && work.await_ready(); }
+  std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) noexcept {
+    if (path) return path->await_suspend(h);
+    work.await_suspend(h);
+    return std::noop_coroutine();
+  }
+  void await_resume() {
+    if (path) path->await_resume();
+  }
+};
 // One task's path through those lines, on whichever CPU it runs now.
 struct LinePath {
   explicit LinePath(Proc& proc) : p(proc) {}
@@ -787,15 +806,9 @@ void set_nospace_bits(LinePath& path, UnixSock& sk) {
 Co<void> wait_for_sndbuf_slow(Proc& p, UnixSock& sk) {
   co_await p.wait_event(sk.sleep, [&sk] { return sndbuf_has_room(sk); }, "sock_alloc_send_pskb");
 }
-struct SndbufWait {
-  std::optional<Co<void>> wait;
-  bool await_ready() const noexcept { return !wait; }
-  std::coroutine_handle<> await_suspend(std::coroutine_handle<> h) noexcept { return wait->await_suspend(h); }
-  void await_resume() { if (wait) wait->await_resume(); }
-};
-[[nodiscard]] SndbufWait wait_for_sndbuf(Proc& p, UnixSock& sk) {
+[[nodiscard]] Step wait_for_sndbuf(Proc& p, UnixSock& sk) {
   if (sndbuf_has_room(sk)) return {};
-  return {wait_for_sndbuf_slow(p, sk)};
+  return wait_for_sndbuf_slow(p, sk);
 }
 // skb_set_owner_w(): the skb is charged to the sender before the copy.
 // truesize: SKB_TRUESIZE(kmalloc bucket); the preset gives the 100 B value,
@@ -811,24 +824,21 @@ CacheLine& wait_entry(Proc& p, UnixSock& sk) { return sk.wait_entry_lines[p.task
 // and a load of the queue head; with a sleeper linked, the wakeup (a waiter
 // woken before is unlinked, though it leaves the model's queue only when it
 // runs).
-Co<void> sock_wake_up(Proc& p, LinePath& path, UnixSock& sk) {
+[[nodiscard]] Step sock_wake_up(Proc& p, LinePath& path, UnixSock& sk) {
   const int wake_flags = WF_SYNC;  // wake_up_interruptible_sync_poll()
-  if (!sk.charge_lines) {
-    co_await p.wake_up(sk.sleep, 1, wake_flags);
-    co_return;
-  }
+  if (!sk.charge_lines) return p.wake_up(sk.sleep, 1, wake_flags);
   path.barrier();
   path.load(sk.wait_queue_line);
   if (!sleepers_on(sk.sleep).empty())
-    co_await wake_up_lines(p, path, sk.sleep, sk.wait_queue_line, sk.wait_entry_lines, wake_flags);
-  else
-    co_await charge(p, path.take_stall());
+    return wake_up_lines(p, path, sk.sleep, sk.wait_queue_line, sk.wait_entry_lines, wake_flags);
+  return charge(p, path.take_stall());
 }
 
 // unix_write_space(): wake blocked senders once wmem <= sndbuf/4.
-Co<void> unix_write_space(Proc& p, LinePath& path, UnixSock& sk) {
-  if ((sk.wmem_alloc << 2) > sk.sndbuf) co_return;  // unix_writable()
-  if (sk.charge_lines || sk.sleep.active()) co_await sock_wake_up(p, path, sk);
+[[nodiscard]] Step unix_write_space(Proc& p, LinePath& path, UnixSock& sk) {
+  if ((sk.wmem_alloc << 2) > sk.sndbuf) return {};  // unix_writable()
+  if (sk.charge_lines || sk.sleep.active()) return sock_wake_up(p, path, sk);
+  return {};
 }
 
 // prepare_to_wait() with unix_sock_lines: `wait->flags &=
