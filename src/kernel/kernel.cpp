@@ -9,10 +9,6 @@ namespace kernel {
 
 // ---------------------------------------------------------------- Proc ----
 
-int Proc::cpu() const { return task_->cpu; }
-int64_t Proc::now() const { return kernel_.now_ns(); }
-const hw::Costs& Proc::costs() const { return kernel_.machine().costs(); }
-const KernelConfig& Proc::config() const { return kernel_.config(); }
 const char* cost_path_name(CostPath path) {
   switch (path) {
     case CostPath::Syscall: return "syscalls";

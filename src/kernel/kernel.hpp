@@ -550,6 +550,13 @@ class Kernel final : public SchedCore {
   friend WaitQueue& child_wait(Kernel& k, Task* t);
 };
 
+// Proc's accessors, here where Kernel is complete: the paths call them at
+// every step, so they are inline.
+inline int Proc::cpu() const { return task_->cpu; }
+inline int64_t Proc::now() const { return kernel_.now_ns(); }
+inline const hw::Costs& Proc::costs() const { return kernel_.machine().costs(); }
+inline const KernelConfig& Proc::config() const { return kernel_.config(); }
+
 // Factory (kernel/policies/*.cpp).
 std::unique_ptr<SchedClass> make_cfs(SchedCore& core);
 std::unique_ptr<SchedClass> make_linux24(SchedCore& core);
