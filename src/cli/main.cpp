@@ -294,7 +294,8 @@ std::function<void(const experiment::RunDone&)> progress_printer(int repeats) {
   const auto start = std::chrono::steady_clock::now();
   return [start, repeats](const experiment::RunDone& d) {
     const double so_far = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::string line = "schedlab: run " + std::to_string(d.done) + " of " + std::to_string(d.total) + " done (" +
+    std::string line = "schedlab: run " + std::to_string(d.done) + " of " + std::to_string(d.total) +
+                       (d.failed ? " failed (" : " done (") +
                        d.workload + " / " + d.variant + ", repeat " + std::to_string(d.repeat + 1) + " of " +
                        std::to_string(repeats) + "); " + wall_time(so_far) + " so far";
     if (d.done < d.total)

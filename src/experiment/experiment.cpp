@@ -429,7 +429,8 @@ ExperimentResult run_experiment(const Experiment& exp, int jobs,
       }
       if (on_run_done) {
         const std::lock_guard<std::mutex> hold(progress_lock);
-        on_run_done(RunDone{++finished, todo.size(), exp.workloads[j.w].name, exp.variants[j.v].name, j.r});
+        on_run_done(RunDone{++finished, todo.size(), exp.workloads[j.w].name, exp.variants[j.v].name, j.r,
+                            !errors[i].empty()});
       }
     }
   };

@@ -100,11 +100,13 @@ struct ExperimentResult {
 
 // One finished simulation of an experiment: the `done`-th of `total` to
 // finish (so 1..total, in the order they finish, which depends on `jobs`),
-// and which cell and repeat it was.
+// which cell and repeat it was, and whether it failed (run_experiment()
+// throws its error once every run has finished).
 struct RunDone {
   size_t done = 0, total = 0;
   std::string workload, variant;
   int repeat = 0;
+  bool failed = false;
 };
 
 // Runs every simulation, `jobs` at a time (deterministic regardless of jobs).

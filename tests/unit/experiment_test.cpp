@@ -128,6 +128,23 @@ TEST(Experiment, EveryRunReportsItsProgressOnce) {
   EXPECT_EQ(experiment::format_json(r), experiment::format_json(experiment::run_experiment(x, 1)));
 }
 
+// A run that fails is reported as failed when it ends; the experiment's
+// error comes after every run has finished.
+TEST(Experiment, AFailedRunIsReportedAsFailed) {
+  auto x = experiment_from(
+      "name = \"t\"\nmachine = \"1s2c1t\"\nkernel = \"linux-4.0\"\nrepeats = 2\n"
+      "[[variants]]\nname = \"base\"\n"
+      "[[workloads]]\nname = \"pipe\"\ncommand = \"perf bench sched pipe -l 100\"\n");
+  x.workloads.push_back({"bad", "perf bench sched pipe -l 0"});  // past load's checks: -l must be >= 1
+  std::map<std::string, std::vector<bool>> failed;
+  EXPECT_THROW(experiment::run_experiment(x, 2, [&](const experiment::RunDone& d) {
+                 failed[d.workload].push_back(d.failed);
+               }),
+               std::invalid_argument);
+  EXPECT_EQ(failed["pipe"], (std::vector<bool>{false, false}));
+  EXPECT_EQ(failed["bad"], (std::vector<bool>{true, true}));
+}
+
 // Every experiment shipped in experiments/ loads, and loading checks its
 // machine, kernels, features and sysctls, so none fails minutes into a run.
 // start_layout and unpin_after_ms reach the run: its args say how it started.
