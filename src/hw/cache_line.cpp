@@ -17,15 +17,14 @@ std::pair<int, int64_t> CacheLine::nearest_copy(const Machine& m, int cpu) const
   return {source, nearest};
 }
 
-int64_t CacheLine::read(const Machine& m, int cpu) {
-  if (writer < 0 || writer == cpu || sharers.test(cpu)) return 0;
+int64_t CacheLine::read_from_another_cpu(const Machine& m, int cpu) {
   const auto [source, nearest] = nearest_copy(m, cpu);
   m.count_lines_moved(source, cpu, 1);
   sharers.set(cpu);
   return nearest;
 }
 
-int64_t CacheLine::write(const Machine& m, int cpu) {
+int64_t CacheLine::write_slow(const Machine& m, int cpu) {
   if (writer >= 0 && writer != cpu && !sharers.test(cpu)) m.count_lines_moved(nearest_copy(m, cpu).first, cpu, 1);
   int64_t farthest = 0;
   if (writer >= 0 && writer != cpu) farthest = m.line_transfer(writer, cpu);

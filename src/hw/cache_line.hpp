@@ -20,10 +20,20 @@ struct CacheLine {
   CpuMask sharers;
   // Each returns what the access costs and counts the line it fetches, if
   // any (Machine::count_lines_moved()).
-  int64_t read(const Machine& m, int cpu);
-  int64_t write(const Machine& m, int cpu);
+  // The common case, a line already held by the accessing CPU, is inline:
+  // the paths touch tens of lines per operation.
+  int64_t read(const Machine& m, int cpu) {
+    if (writer < 0 || writer == cpu || sharers.test(cpu)) return 0;
+    return read_from_another_cpu(m, cpu);
+  }
+  int64_t write(const Machine& m, int cpu) {
+    if (writer == cpu && sharers.empty()) return 0;
+    return write_slow(m, cpu);
+  }
 
  private:
+  int64_t read_from_another_cpu(const Machine& m, int cpu);
+  int64_t write_slow(const Machine& m, int cpu);
   [[nodiscard]] std::pair<int, int64_t> nearest_copy(const Machine& m, int cpu) const;
 };
 
