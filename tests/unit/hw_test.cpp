@@ -162,7 +162,7 @@ TEST(MachineProfile, SeedZerosBoxTakesTheMeasuredMachinesWriteTailShare) {
     return double(c.unix_send_tail) / double(c.unix_send_base);
   };
   const double mean_share = (share("kvm-epyc-1s2c") + share("qemu-tcg-2s1c")) / 2;
-  for (const char* box : {"haswell-2s8c2t", "haswell-2s16c2t"}) {
+  for (const char* box : {"haswell-2s8c2t", "haswell-2s16c2t", "haswell-2s8c1t"}) {
     const auto p = hw::load_machine(box);
     EXPECT_EQ(p.costs.unix_send_tail, std::llround(mean_share * double(p.costs.unix_send_base))) << box;
   }
@@ -182,7 +182,7 @@ TEST(MachineProfile, SeedZerosBoxTakesTheNativeWakeupRestShare) {
   const auto native = hw::load_machine("kvm-epyc-1s2c").costs;
   ASSERT_GT(native.ttwu_tail, 0);
   const double share = double(native.ttwu_tail) / double(native.ttwu_base + native.ttwu_tail);
-  for (const char* box : {"haswell-2s8c2t", "haswell-2s16c2t", "qemu-tcg-2s1c"}) {
+  for (const char* box : {"haswell-2s8c2t", "haswell-2s16c2t", "haswell-2s8c1t", "qemu-tcg-2s1c"}) {
     const auto p = hw::load_machine(box);
     EXPECT_EQ(p.costs.ttwu_tail, std::llround(share * double(p.costs.ttwu_base + p.costs.ttwu_tail))) << box;
     for (size_t i = 0; i < p.cost_sources.size(); ++i)
@@ -193,19 +193,26 @@ TEST(MachineProfile, SeedZerosBoxTakesTheNativeWakeupRestShare) {
   }
 }
 
-// haswell-2s16c2t is seed 000's box read as 16 cores per socket: the same
-// costs, sources and idle states as haswell-2s8c2t, twice the CPUs.
+// haswell-2s16c2t is seed 000's box read as 16 cores per socket, and
+// haswell-2s8c1t as 16 cores in all with Hyper-Threading off: the same
+// costs, sources and idle states as haswell-2s8c2t, twice and half the CPUs.
 TEST(MachineProfile, AProfileExtendsItsBaseAndReplacesOnlyWhatItGives) {
   const auto base = hw::load_machine("haswell-2s8c2t");
   const auto wide = hw::load_machine("haswell-2s16c2t");
   EXPECT_EQ(wide.name, "haswell-2s16c2t");
   EXPECT_EQ(wide.topology.nr_cpus(), 64);
-  EXPECT_EQ(wide.topology.node_distance(0, 1), 21);  // the base's SLIT
-  EXPECT_EQ(wide.cost_sources, base.cost_sources);
-  EXPECT_EQ(wide.costs.unix_send_base, base.costs.unix_send_base);
-  EXPECT_EQ(wide.costs.line_transfer_remote, base.costs.line_transfer_remote);
-  ASSERT_EQ(wide.idle_states.size(), base.idle_states.size());
-  EXPECT_EQ(wide.idle_states.back().exit_latency_ns, base.idle_states.back().exit_latency_ns);
+  const auto no_smt = hw::load_machine("haswell-2s8c1t");
+  EXPECT_EQ(no_smt.name, "haswell-2s8c1t");
+  EXPECT_EQ(no_smt.topology.nr_cpus(), 16);
+  EXPECT_EQ(no_smt.topology.smt_mask(0).weight(), 1);
+  for (const auto* p : {&wide, &no_smt}) {
+    EXPECT_EQ(p->topology.node_distance(0, 1), 21);  // the base's SLIT
+    EXPECT_EQ(p->cost_sources, base.cost_sources);
+    EXPECT_EQ(p->costs.unix_send_base, base.costs.unix_send_base);
+    EXPECT_EQ(p->costs.line_transfer_remote, base.costs.line_transfer_remote);
+    ASSERT_EQ(p->idle_states.size(), base.idle_states.size());
+    EXPECT_EQ(p->idle_states.back().exit_latency_ns, base.idle_states.back().exit_latency_ns);
+  }
 
   const auto dir = std::filesystem::path(::testing::TempDir());
   const auto child = dir / "schedlab_child_profile.toml";
