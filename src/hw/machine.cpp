@@ -304,11 +304,4 @@ Machine::RefillLines Machine::refill_lines(int from, int to, int64_t bytes, int6
   return r;
 }
 
-void Machine::count_lines_moved(int from, int to, int64_t lines) const {
-  if (from < 0 || from == to || lines <= 0) return;
-  const auto f = static_cast<size_t>(from), t = static_cast<size_t>(to);
-  if (core_of_.at(f) == core_of_.at(t)) return;
-  (llc_of_[f] == llc_of_[t] ? lines_moved_.within_llc : lines_moved_.beyond_llc) += lines;
-}
-
 }  // namespace hw

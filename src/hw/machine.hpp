@@ -117,7 +117,12 @@ class Machine {
   struct LineMoves {
     int64_t within_llc = 0, beyond_llc = 0;
   };
-  void count_lines_moved(int from, int to, int64_t lines) const;
+  void count_lines_moved(int from, int to, int64_t lines) const {
+    if (from < 0 || from == to || lines <= 0) return;
+    const auto f = static_cast<size_t>(from), t = static_cast<size_t>(to);
+    if (core_of_[f] == core_of_[t]) return;
+    (llc_of_[f] == llc_of_[t] ? lines_moved_.within_llc : lines_moved_.beyond_llc) += lines;
+  }
   [[nodiscard]] const LineMoves& lines_moved() const { return lines_moved_; }
 
  private:
