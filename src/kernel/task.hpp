@@ -168,6 +168,10 @@ struct Task {
   // run ahead of the queue). place_entity() reads both at the wakeup.
   int64_t slept_at_ns = -1;  // -1: has not slept
   int64_t lag_at_sleep_ns = 0;
+  // Not kernel state: its last enqueue was a wakeup's (not a balancing
+  // move's). The wakeup-check counters label its check by it, since other
+  // CPUs' enqueues can come between a wakee's enqueue and its check.
+  bool enqueued_by_wakeup = false;
 
   // ---- Linux 2.4 ----
   int counter = 0;      // remaining ticks of the time slice

@@ -821,7 +821,6 @@ class Cfs final : public SchedClass {
     WakeupCheckTally tally;
   };
   std::vector<CheckPair> checks_by_wchan_;
-  const Task* last_woken_ = nullptr;  // the task the last enqueue woke
   WakeupCheckTally& check_tally(const Task* queued, const Task* running, int wake_flags);
   void read_features() {
 #define CFS_FEATURE_READ(name) feats_.name = core_.config().feat(#name);
@@ -1544,7 +1543,7 @@ void Cfs::dequeue_entity(CfsRq& cfs, SchedEntity* se, int flags) {
 // enqueue_task_fair(): queue the task, then each group entity above it that
 // is not queued yet (as a wakeup); refresh the levels that already were.
 void Cfs::enqueue_task_fair(int cpu, Task* p, int flags) {
-  last_woken_ = (flags & ENQUEUE_WAKEUP) ? p : nullptr;  // balancing moves come here directly
+  p->enqueued_by_wakeup = flags & ENQUEUE_WAKEUP;  // balancing moves come here directly
   set_task_rq(p, cpu);
   SchedEntity* se = &p->se;
   for (; se; se = se->parent) {
@@ -1901,7 +1900,7 @@ void Cfs::check_preempt_wakeup(int cpu, Task* p, int wake_flags) {
 }
 
 WakeupCheckTally& Cfs::check_tally(const Task* queued, const Task* running, int wake_flags) {
-  const char* queued_as = queued == last_woken_ ? (queued->wchan ? queued->wchan : "-")
+  const char* queued_as = queued->enqueued_by_wakeup ? (queued->wchan ? queued->wchan : "-")
                           : (wake_flags & WF_FORK) ? "(fork)"
                                                    : "(moved)";
   const char* running_as = running->wchan ? running->wchan : "-";
