@@ -464,6 +464,7 @@ void Kernel::sync(int c) {
   k.irq_time += before_irq - wall;
   consume(k.spin_left, k.acct.spin_ns);
   consume(k.kern_left, k.acct.kernel_ns);
+  if (k.work_left() == 0) k.in_switch_tail = false;
   if (k.curr && k.curr->pending.kind == Pending::Work && !k.preempt_after_kernel_work) {
     auto& bucket = k.curr->pending.work_kind == WorkKind::User ? k.acct.user_ns : k.acct.kernel_ns;
     if (k.curr->pending.until_ns >= 0) {
@@ -551,6 +552,7 @@ void Kernel::segment_done(int c, uint64_t gen) {
   if (!k.armed || gen != k.gen) return;
   sync(c);
   k.spin_left = k.kern_left = k.irq_spin_left = k.irq_kern_left = 0;
+  k.in_switch_tail = false;
   k.armed = false;
   this_cpu_ = c;
   if (k.preempt_after_kernel_work) {
@@ -666,6 +668,7 @@ void Kernel::trace_switch(int c, Task* prev, obs::PrevState st, Task* next) {
 void Kernel::schedule(int c, bool preempt) {
   Cpu& k = cpu(c);
   this_cpu_ = c;
+  k.in_switch_tail = false;
   ++k.sched_count;
   Task* prev = k.curr;
   const auto& costs = machine_.costs();
@@ -827,13 +830,12 @@ void Kernel::finish_switch(int c, Task* prev, Task* next) {
   // it now remains (arm() takes the switch overhead out of it).
   if (next->pending.kind == Pending::Work && next->pending.until_ns >= 0)
     next->pending.work_left = std::max<int64_t>(0, next->pending.until_ns - now_ns());
-  if (next->pending.kind == Pending::Work && next->pending.work_left > 0) {
-    arm(c);
-  } else {
+  if (!(next->pending.kind == Pending::Work && next->pending.work_left > 0)) {
     // Resume the program once the switch overhead has been paid.
     next->pending = {Pending::Work, 0, WorkKind::User};
-    arm(c);
   }
+  k.in_switch_tail = next != prev && k.work_left() > 0;
+  arm(c);
 }
 
 // Cache warmth: a task's working set stays in the private cache of the CPU
@@ -1117,6 +1119,20 @@ void Kernel::resched_curr(int c) {
   if (k.idle) return kick_cpu(c, Kick::Resched);
   if (k.need_resched) return;
   k.need_resched = true;
+  if (k.in_switch_tail && k.curr) {
+    // The switch has not returned: schedule()'s closing `while
+    // (need_resched())` (4.0 core.c schedule(); 2.4's `if
+    // (current->need_resched) goto need_resched_back`) picks again as soon
+    // as the switch is done, whether or not an interrupt gets there first.
+    // (The woken task's own voluntary points just after, 4.0's
+    // try_to_freeze() and might_sleep() in unix_stream_recvmsg(), would
+    // catch a request a little later: not modelled.)
+    if (k.armed) sync(c);
+    if (k.in_switch_tail) {
+      k.preempt_after_kernel_work = true;
+      if (k.armed) arm(c);
+    }
+  }
   if (c != this_cpu_ && k.curr) kick_cpu(c, Kick::Resched);
 }
 

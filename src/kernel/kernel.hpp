@@ -417,6 +417,10 @@ class Kernel final : public SchedCore {
     // run yet: it runs first, on the current task's time, and schedule()
     // follows (segment_done()); meanwhile the task's own work waits.
     bool preempt_after_kernel_work = false;
+    // The kernel work charged for a switch (schedule()'s and the switch-in's)
+    // has not all run yet: the task is still inside schedule(), whose end
+    // tests need_resched again (resched_curr()).
+    bool in_switch_tail = false;
     int64_t bytes_touched = 0;  // working sets of the tasks run here, summed
     CpuAccounting acct;
     // Busy placements that saw this CPU idle: count and sum of their times.

@@ -175,9 +175,10 @@ TEST(Cli, MessagingLabelsAsMovedOnlyTheChecksOfBalancingMoves) {
 }
 
 TEST(Cli, MessagingPrintsTotalTimeAndStatistics) {
-  auto r = run("perf bench sched messaging -g 2 -l 10 --machine haswell-2s8c2t --kernel linux-4.0");
+  // Four groups: enough switches that some pick waits for a waker's lock.
+  auto r = run("perf bench sched messaging -g 4 -l 10 --machine haswell-2s8c2t --kernel linux-4.0");
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("# 20 sender and receiver processes per group\n# 2 groups == 80 processes run\n\n"),
+  EXPECT_NE(r.out.find("# 20 sender and receiver processes per group\n# 4 groups == 160 processes run\n\n"),
             std::string::npos);
   EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(\n     Total time: \d+\.\d{3} \[sec\]\n)")));
   for (const char* s : {"context switches", "migrations", "wakeups", "run delay", "balance newidle",

@@ -618,6 +618,92 @@ TEST(Schedule, ATaskPulledByTheNewidleBalanceStartsWithoutAReschedMark) {
   EXPECT_EQ(s.k.check_invariants(), "");
 }
 
+namespace {
+struct SwitchTailWakeups {
+  int in_tail = 0;        // wakeups of the sleeper during a kernel hog's switch-in
+  int run_after_tail = 0;  // ... after which it ran once that switch was done
+  int64_t worst_ns = 0;    // the longest such wait, from the switch-in
+};
+// On CPU 2, two hogs of kernel work that reach a preemption point only
+// every 10 ms (cond_resched() before each piece) take turns, each switch-in
+// costing 2 ms; a sleeper pinned there is woken every 3.3 ms from CPU 3, in
+// the same LLC.
+SwitchTailWakeups wakeups_during_switch_tails() {
+  constexpr int64_t kSwitchNs = 2000000;
+  const auto profile = std::filesystem::path(::testing::TempDir()) / "schedlab_switch_tail.toml";
+  std::ofstream(profile) << "[machine]\nextends = \"haswell-2s8c2t\"\nname = \"switch_tail\"\ntopology = \"2s2c1t\"\n"
+                         << "[costs]\ncontext_switch = { value = " << kSwitchNs
+                         << ", unit = \"ns\", source = \"test\" }\n"
+                         << "cost_jitter_permille = { value = 0, unit = \"permille\", source = \"test\" }\n";
+  TinySim s(profile.string(), "linux-4.0");
+  struct Seen final : obs::Observer {
+    SwitchTailWakeups out;
+    int64_t hog_in_at = -1, woken_in_tail_at = -1;
+    void on_wakeup(int64_t t, int, const kernel::Task* p, int target, bool is_new) override {
+      // Well inside the 2 ms of the switch that began at hog_in_at.
+      if (!is_new && p->comm == "sleeper" && target == 2 && hog_in_at >= 0 && t - hog_in_at < kSwitchNs * 3 / 4) {
+        ++out.in_tail;
+        woken_in_tail_at = hog_in_at;
+      }
+    }
+    void on_switch(int64_t t, int c, const kernel::Task*, obs::PrevState, const kernel::Task* next) override {
+      if (c != 2 || !next) return;
+      hog_in_at = next->comm == "sleeper" ? -1 : t;
+      if (next->comm == "sleeper" && woken_in_tail_at >= 0) {
+        const int64_t waited = t - woken_in_tail_at;
+        out.worst_ns = std::max(out.worst_ns, waited);
+        out.run_after_tail += waited < kSwitchNs + 500000;
+        woken_in_tail_at = -1;
+      }
+    }
+  } seen;
+  s.k.add_observer(&seen);
+  const hw::CpuMask on2 = cpus({2}), on3 = cpus({3});
+  for (const char* name : {"khog1", "khog2"}) {
+    s.k.spawn(name, [on2](Proc& p) -> Co<void> {
+      co_await p.sched_setaffinity(on2);
+      for (int i = 0; i < 8; ++i) co_await p.sys_after_might_sleep(10000000);
+    }, 2);
+  }
+  kernel::WaitQueue wq;
+  bool flag = false;
+  bool done = false;
+  s.k.spawn("sleeper", [&](Proc& p) -> Co<void> {
+    co_await p.sched_setaffinity(on2);
+    while (!done) {
+      co_await p.wait_event(wq, [&] { return flag || done; }, "test_wait");
+      flag = false;
+    }
+  }, 2);
+  s.k.spawn("waker", [&](Proc& p) -> Co<void> {
+    co_await p.sched_setaffinity(on3);
+    for (int i = 0; i < 50; ++i) {
+      co_await p.user(3300000);
+      flag = true;
+      co_await p.wake_up(wq, 1, 0);
+    }
+    done = true;
+    co_await p.wake_up(wq, 1, 0);
+  }, 3);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  return seen.out;
+}
+}  // namespace
+
+// schedule() ends in `while (need_resched())` (4.0 core.c; 2.4's `goto
+// need_resched_back`): a wakeup that asks a CPU to reschedule while its
+// switch is still under way is served when the switch is done, even if the
+// task switched in goes on in the kernel, where no interrupt may preempt it.
+// Before stop 98 such a wakee waited for that task's next preemption point,
+// here the end of its 10 ms piece of kernel work.
+TEST(Schedule, AReschedRequestedDuringTheSwitchIsServedWhenTheSwitchIsDone) {
+  const auto seen = wakeups_during_switch_tails();
+  ASSERT_GE(seen.in_tail, 3);
+  EXPECT_EQ(seen.run_after_tail, seen.in_tail);
+  EXPECT_LT(seen.worst_ns, 2500000);
+}
+
 TEST(Timer, ASleeperWokenOnItsIdleCpuStaysThere) {
   // hrtimer_wakeup() runs on the sleeper's CPU, which is still idle in the
   // interrupt (rq->curr == rq->idle): select_idle_sibling() keeps it there.
