@@ -1124,9 +1124,9 @@ void Kernel::resched_curr(int c) {
     // (need_resched())` (4.0 core.c schedule(); 2.4's `if
     // (current->need_resched) goto need_resched_back`) picks again as soon
     // as the switch is done, whether or not an interrupt gets there first.
-    // (The woken task's own voluntary points just after, 4.0's
-    // try_to_freeze() and might_sleep() in unix_stream_recvmsg(), would
-    // catch a request a little later: not modelled.)
+    // (A sleeper woken in 4.0 also meets try_to_freeze() right after its
+    // schedule_timeout(), the same point; unix_stream_recvmsg()'s
+    // might_sleep() comes a little later, in the socket code.)
     if (k.armed) sync(c);
     if (k.in_switch_tail) {
       k.preempt_after_kernel_work = true;

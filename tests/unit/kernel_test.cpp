@@ -2358,6 +2358,57 @@ Co<void> reap_after_all_exited(Proc& p, std::vector<int>* reaped) {
 
 // do_wait() without a pid reaps the zombies lowest pid first, as a walk of
 // the task list in pid order finds them (the model keeps them in a set).
+namespace {
+// The sleeper, pinned to CPU 0, is woken from CPU 1 5 ms in. The other task
+// on CPU 0 wakes from a nap at 1 ms and spends 8 ms in the kernel, reaches
+// a might_sleep() with no work after it (or not), then spends 8 ms more.
+// Returns when the sleeper next runs, from that task's switch-in.
+int64_t sleeper_runs_after_kernel_work_and(bool might_sleep_point) {
+  TinySim s("1s2c1t", "linux-4.0");
+  kernel::WaitQueue wq;
+  bool flag = false;
+  s.k.spawn("sleeper", [&](Proc& p) { return pinned_sleeper(p, 0, &wq, &flag); }, 0);
+  const hw::CpuMask on0 = only(0);
+  s.k.spawn("kernel", [on0, might_sleep_point](Proc& p) -> Co<void> {
+    co_await p.sched_setaffinity(on0);
+    co_await p.nanosleep(1000000);
+    co_await p.sys(8000000);
+    if (might_sleep_point) co_await p.sys_after_might_sleep(0);
+    co_await p.sys(8000000);
+  }, 0);
+  s.k.spawn("waker", [&](Proc& p) { return waker(p, &wq, &flag, 5); }, 1);
+  struct Seen final : obs::Observer {
+    int64_t kernel_in = -1, sleeper_in = -1;
+    bool sleeper_woken = false;
+    void on_wakeup(int64_t, int, const kernel::Task* p, int, bool is_new) override {
+      sleeper_woken |= !is_new && p->comm == "sleeper";
+    }
+    void on_switch(int64_t t, int c, const kernel::Task*, obs::PrevState, const kernel::Task* next) override {
+      if (c != 0 || !next || sleeper_in >= 0) return;
+      if (next->comm == "kernel") kernel_in = t;
+      if (next->comm == "sleeper" && sleeper_woken) sleeper_in = t;
+    }
+  } seen;
+  s.k.add_observer(&seen);
+  EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Completed);
+  EXPECT_EQ(s.k.check_invariants(), "");
+  return seen.sleeper_in - seen.kernel_in;
+}
+}  // namespace
+
+// A might_sleep() with no work after it (4.0's mutex_lock_interruptible()
+// of the readlock, once a woken receiver is back in unix_stream_recvmsg())
+// is a preemption point by itself: the sleeper's wakeup asked for CPU 0
+// while the other task was in the kernel, and gets it at that point, not
+// at the system call's end.
+TEST(Kernel, AMightSleepWithNoWorkAfterItIsAPreemptionPoint) {
+  const int64_t at_point = sleeper_runs_after_kernel_work_and(true);
+  const int64_t without = sleeper_runs_after_kernel_work_and(false);
+  // Each 8 ms piece of kernel work varies by the profile's cost jitter.
+  EXPECT_NEAR(at_point, 8000000, 500000);
+  EXPECT_NEAR(without, 16000000, 1000000);
+}
+
 TEST(Kernel, WaitChildReapsZombiesLowestPidFirst) {
   TinySim s("1s4c1t", "linux-4.0");
   std::vector<int> reaped;

@@ -997,10 +997,14 @@ Co<int64_t> unix_recv(Proc& p, UnixSock& sk, int64_t size) {
       if (sk.charge_lines) {
         path.locked(sk.readlock_line);  // mutex_unlock() before the wait
         co_await unix_stream_data_wait_lines(p, path, sk);
-        path.locked(sk.readlock_line);
       } else {
         co_await p.wait_event(sk.sleep, [&sk] { return !sk.receive_queue.empty(); }, "unix_stream_recvmsg");
       }
+      // mutex_lock_interruptible(&u->readlock) starts with might_sleep(), a
+      // _cond_resched() under CONFIG_PREEMPT_VOLUNTARY: a woken receiver
+      // gives way here to a task that asked for its CPU since the switch.
+      co_await p.sys_after_might_sleep(0);
+      if (sk.charge_lines) path.locked(sk.readlock_line);
       continue;
     }
     UnixSock::Skb& skb = sk.receive_queue.front();
