@@ -12,15 +12,15 @@ using testsupport::TinySim;
 using workload::Fd;
 
 namespace {
-// Writes 100-byte messages with nobody reading; counts completed writes.
-Co<void> writer(Proc& p, Fd* fd, int* written) {
+// Writes `size`-byte messages with nobody reading; counts completed writes.
+Co<void> writer(Proc& p, Fd* fd, int* written, int64_t size) {
   for (;;) {
-    co_await workload::sys_write(p, *fd, 100);
+    co_await workload::sys_write(p, *fd, size);
     ++*written;
   }
 }
 
-int capacity(const std::string& preset, bool pipe) {
+int capacity(const std::string& preset, bool pipe, int64_t size = 100) {
   TinySim s("1s2c1t", preset);
   Fd fds[2];
   if (pipe)
@@ -28,7 +28,7 @@ int capacity(const std::string& preset, bool pipe) {
   else
     workload::make_socketpair(s.k.config(), fds);
   int written = 0;
-  s.k.spawn("writer", [&](Proc& p) { return writer(p, &fds[1], &written); }, 0);
+  s.k.spawn("writer", [&](Proc& p) { return writer(p, &fds[1], &written, size); }, 0);
   auto r = s.run();
   EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Deadlock);
   return written;
@@ -52,6 +52,46 @@ TEST(Pipe, Linux24HoldsFortyMessages) { EXPECT_EQ(capacity("linux-2.4.19", true)
 TEST(UnixSocket, Linux40SendBufferLimitsInFlightMessages) { EXPECT_EQ(capacity("linux-4.0", false), 278); }
 // 2.4: 288-byte truesize against 65535 -> 228 in flight.
 TEST(UnixSocket, Linux24SendBufferLimitsInFlightMessages) { EXPECT_EQ(capacity("linux-2.4.19", false), 228); }
+
+// The skb of a stream write and its truesize, by kmalloc's bucket for the
+// head (SKB_DATA_ALIGN(head) + 320 B of shared info, plus a 256-byte
+// sk_buff) and whole pages for 4.0's fragments.
+TEST(UnixSocket, SkbTruesizeFollowsTheKmallocBucketAndThePages) {
+  workload::UnixSock v40;  // 212992-byte sk_sndbuf, 768 at 100 B
+  workload::UnixSock v310 = v40;
+  v310.paged_skbs = false;
+  using Shape = std::pair<int64_t, int64_t>;
+  const auto shape = [](const workload::UnixSock& sk, int64_t left) {
+    const auto skb = workload::unix_stream_skb(sk, left);
+    return std::pair{skb.size, skb.truesize};
+  };
+  EXPECT_EQ(shape(v40, 100), Shape(100, 768));     // 128 + 320 -> kmalloc-512
+  EXPECT_EQ(shape(v40, 192), Shape(192, 768));     // 192 + 320 = 512
+  EXPECT_EQ(shape(v40, 200), Shape(200, 1280));    // 256 + 320 -> kmalloc-1024
+  EXPECT_EQ(shape(v40, 1000), Shape(1000, 2304));  // 1024 + 320 -> kmalloc-2048
+  EXPECT_EQ(shape(v40, 3776), Shape(3776, 4352));  // SKB_MAX_HEAD(0): a page exactly
+  // Past a page's head 4.0 moves whole pages to fragments: 5000 B is a
+  // 904-byte head (kmalloc-2048) and one page.
+  EXPECT_EQ(shape(v40, 5000), Shape(5000, 2304 + 4096));
+  EXPECT_EQ(shape(v40, 4000), Shape(4000, 768 - 256 + 256 + 4096));  // all in one page
+  // The cap: SKB_MAX_HEAD(0) + 32 KiB of fragments on 4.0, SKB_MAX_ALLOC
+  // (16 KiB less the shared info, one order-2 allocation) on 3.10.
+  EXPECT_EQ(shape(v40, 100000), Shape(36544, 4352 + 32768));
+  EXPECT_EQ(shape(v310, 100000), Shape(16064, 16384 + 256));
+  EXPECT_EQ(shape(v310, 5000), Shape(5000, 8192 + 256));
+  // Half the send buffer, less 64, caps a write first when it is small.
+  workload::UnixSock small = v40;
+  small.sndbuf = 8192;
+  EXPECT_EQ(shape(small, 100000).first, 4032);
+}
+
+// 200-byte writes fill 4.0's send buffer at 1280 B each (the head moves
+// to kmalloc-1024): 167 in flight, the last admitted while 212480 B were
+// charged. Before stop 98 the model charged 868 B (768 plus the 100 bytes
+// over) and let 246 through.
+TEST(UnixSocket, Linux40SendBufferHoldsFewerTwoHundredByteMessages) {
+  EXPECT_EQ(capacity("linux-4.0", false, 200), 167);
+}
 
 TEST(Pipe, PingPongDeliversEveryTokenWithSyncWakeups) {
   for (const char* preset : {"linux-4.0", "linux-2.4.19"}) {
@@ -541,7 +581,7 @@ TEST(Pipe, V55HoldsSixHundredFortyMessages) {
   Fd fds[2];
   workload::make_pipe(s.k.config(), fds);
   int written = 0;
-  s.k.spawn("writer", [&](Proc& p) { return writer(p, &fds[1], &written); }, 0);
+  s.k.spawn("writer", [&](Proc& p) { return writer(p, &fds[1], &written, 100); }, 0);
   EXPECT_EQ(s.run().outcome, kernel::RunResult::Outcome::Deadlock);
   EXPECT_EQ(written, 640);
 }

@@ -811,9 +811,10 @@ Co<void> wait_for_sndbuf_slow(Proc& p, UnixSock& sk) {
   return wait_for_sndbuf_slow(p, sk);
 }
 // skb_set_owner_w(): the skb is charged to the sender before the copy.
-// truesize: SKB_TRUESIZE(kmalloc bucket); the preset gives the 100 B value,
-// larger writes scale with their size.
-int64_t charge_truesize(UnixSock& sk, int64_t size) {
+// 2.4.19's truesize is SKB_DATA_ALIGN(size) + sizeof(struct sk_buff) in
+// alloc_skb(); the preset gives the 100 B value, and larger writes add
+// their bytes (not checked against 2.4.19 beyond 100 B).
+int64_t charge_truesize24(UnixSock& sk, int64_t size) {
   const int64_t truesize = sk.truesize_100 + std::max<int64_t>(0, size - 100);
   sk.wmem_alloc += truesize;
   return truesize;
@@ -909,7 +910,8 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
   co_await p.syscall(c.syscall_entry);
   LinePath path(p);
   while (sent < len) {
-    const int64_t size = skb_size(sk, len - sent);
+    const UnixSkbShape skb = unix_stream_skb(sk, len - sent);
+    const int64_t size = skb.size;
     // sock_alloc_send_pskb(): block while the send buffer is used up.
     if (sk.charge_lines) path.load(sk.wmem_line);  // atomic_read(&sk->sk_wmem_alloc)
     if (sk.charge_lines && !sndbuf_has_room(sk)) {
@@ -918,7 +920,8 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
     } else {
       co_await wait_for_sndbuf(p, sk);
     }
-    const int64_t truesize = charge_truesize(sk, size);
+    const int64_t truesize = skb.truesize;
+    sk.wmem_alloc += truesize;  // skb_set_owner_w(), before the copy
     if (sk.charge_lines) {
       // __alloc_skb(): the two slab allocations load the free pointer in
       // the sk_buff and in the data (the CPU that freed them wrote it), and
@@ -1189,7 +1192,7 @@ Co<int64_t> unix_send24(Proc& p, UnixSock& sk, int64_t len) {
     } else {
       co_await wait_for_sndbuf(p, sk);
     }
-    const int64_t truesize = charge_truesize(sk, size);
+    const int64_t truesize = charge_truesize24(sk, size);
     if (lines) {
       // alloc_skb(): the head and the data from this CPU's arrays (the
       // head's lines this CPU wrote when it freed it; the data's, and the
@@ -1355,6 +1358,48 @@ Co<int64_t> unix_recv24(Proc& p, UnixSock& sk, int64_t size) {
 
 }  // namespace
 
+// 4.0 net/unix/af_unix.c unix_stream_sendmsg(): size = min(left,
+// sk_sndbuf / 2 - 64, SKB_MAX_HEAD(0) + UNIX_SKB_FRAGS_SZ); what exceeds
+// SKB_MAX_HEAD(0) goes to page fragments, rounded up to whole pages
+// (data_len = min(size, PAGE_ALIGN(size - SKB_MAX_HEAD(0)))), and the rest
+// is the linear head. net/core/skbuff.c alloc_skb_with_frags() adds a page
+// to truesize for each fragment page; __alloc_skb() kmallocs
+// SKB_DATA_ALIGN(head) + SKB_DATA_ALIGN(sizeof(struct skb_shared_info)) and
+// sets truesize = SKB_TRUESIZE(SKB_WITH_OVERHEAD(ksize(data))). 3.10 (before
+// "af_unix: improve STREAM behavior with fragmented memory", 2013) caps
+// size at SKB_MAX_ALLOC = SKB_MAX_ORDER(0, 2) and allocates it all linear.
+// x86_64: PAGE_SIZE 4096, SMP_CACHE_BYTES 64, sizeof(struct sk_buff) 232
+// (256 aligned), sizeof(struct skb_shared_info) 320; SLUB's kmalloc caches
+// are powers of two up to 8 KiB (with 96 and 192 below these sizes), and a
+// larger kmalloc takes whole pages of the next order. The preset's
+// unix_skb_truesize_100 is the 100-byte value (768 by this rule); another
+// value shifts every size by the same amount.
+UnixSkbShape unix_stream_skb(const UnixSock& sk, int64_t left) {
+  constexpr int64_t kPage = 4096, kCacheBytes = 64, kSkBuff = 256, kSharedInfo = 320;
+  constexpr int64_t kMaxHead = kPage - kSharedInfo;              // SKB_MAX_HEAD(0)
+  constexpr int64_t kMaxAlloc = (kPage << 2) - kSharedInfo;      // SKB_MAX_ALLOC
+  constexpr int64_t kFragsSize = 32768;                          // UNIX_SKB_FRAGS_SZ
+  const auto align = [](int64_t x, int64_t a) { return (x + a - 1) / a * a; };
+  const auto kmalloc_size = [](int64_t n) {
+    int64_t k = 512;  // SKB_DATA_ALIGN(0) + 320 already needs kmalloc-512
+    while (k < n) k <<= 1;
+    return k;
+  };
+  const auto linear_truesize = [&](int64_t head) {
+    return kmalloc_size(align(head, kCacheBytes) + kSharedInfo) + kSkBuff;
+  };
+  int64_t size = std::min(left, (sk.sndbuf >> 1) - 64);
+  int64_t data_len = 0;
+  if (sk.paged_skbs) {
+    size = std::min(size, kMaxHead + kFragsSize);
+    data_len = std::min(size, align(std::max<int64_t>(0, size - kMaxHead), kPage));
+  } else {
+    size = std::min(size, kMaxAlloc);
+  }
+  const int64_t exact = linear_truesize(size - data_len) + align(data_len, kPage);
+  return {size, exact + sk.truesize_100 - linear_truesize(100)};
+}
+
 void make_pipe(const kernel::KernelConfig& cfg, Fd fds[2]) {
   const bool era24 = cfg.preset().version < 206;
   auto pipe = std::make_shared<Pipe>(static_cast<int>(cfg.sysctl("pipe_buffers")), era24);
@@ -1373,6 +1418,7 @@ void make_socketpair(const kernel::KernelConfig& cfg, Fd fds[2]) {
     s->sndbuf = cfg.sysctl("unix_sndbuf");
     s->truesize_100 = cfg.sysctl("unix_skb_truesize_100");
     s->linux24 = cfg.preset().version < 206;
+    s->paged_skbs = cfg.preset().version >= 400;
     s->wmem_bias = s->linux24 ? 0 : 1;
     s->wmem_alloc = s->wmem_bias;
     s->charge_lines = cfg.sysctl("unix_sock_lines") != 0;

@@ -80,6 +80,9 @@ struct UnixSock {
   int64_t wmem_bias = 1;
   int64_t truesize_100 = 768;
   bool linux24 = false;
+  // 4.0's unix_stream_sendmsg() puts what exceeds a page's head into page
+  // fragments (UNIX_SKB_FRAGS_SZ); 3.10's allocates every skb linear.
+  bool paged_skbs = true;
   UnixSock* peer = nullptr;
   struct Skb {
     int64_t len = 0, consumed = 0, truesize = 0;
@@ -127,6 +130,15 @@ struct UnixSock {
   CacheLine file_line;      // the socket's struct file: f_count, shared by every task that has the fd
   SpinResource queue_lock;  // receive_queue.lock: the state lock only reads on 2.4
 };
+
+// One skb of a stream write with `left` bytes still to send, as 3.10's and
+// 4.0's unix_stream_sendmsg() size it: the bytes it carries and its
+// skb->truesize, which is charged to the sender's sk_wmem_alloc.
+struct UnixSkbShape {
+  int64_t size = 0;
+  int64_t truesize = 0;
+};
+UnixSkbShape unix_stream_skb(const UnixSock& sk, int64_t left);
 
 // A file descriptor: one end of a pipe or a connected socket.
 struct Fd {
