@@ -85,6 +85,39 @@ TEST(UnixSocket, SkbTruesizeFollowsTheKmallocBucketAndThePages) {
   EXPECT_EQ(shape(small, 100000).first, 4032);
 }
 
+// 2.4.19's truesize is the data rounded up to the P4's 128-byte
+// SMP_CACHE_BYTES plus a 160-byte sk_buff, with no kmalloc bucket; an skb
+// carries at most SKB_MAX_ALLOC = (16384 - 60) & ~127 bytes, or half the
+// send buffer less 64. Before stop 99 the model charged 288 plus the bytes
+// over 100 and capped an skb only at half the send buffer.
+TEST(UnixSocket, Linux24SkbTruesizeIsTheAlignedDataAndAnSkBuff) {
+  workload::UnixSock v24;
+  v24.linux24 = true;
+  v24.sndbuf = 65535;
+  v24.truesize_100 = 288;
+  using Shape = std::pair<int64_t, int64_t>;
+  const auto shape = [](const workload::UnixSock& sk, int64_t left) {
+    const auto skb = workload::unix_stream_skb(sk, left);
+    return std::pair{skb.size, skb.truesize};
+  };
+  EXPECT_EQ(shape(v24, 100), Shape(100, 288));
+  EXPECT_EQ(shape(v24, 128), Shape(128, 288));
+  EXPECT_EQ(shape(v24, 129), Shape(129, 416));
+  EXPECT_EQ(shape(v24, 1000), Shape(1000, 1024 + 160));
+  EXPECT_EQ(shape(v24, 100000), Shape(16256, 16256 + 160));
+  workload::UnixSock small = v24;
+  small.sndbuf = 8192;
+  EXPECT_EQ(shape(small, 100000), Shape(4032, 4096 + 160));
+}
+
+// 1000-byte writes on 2.4: 1184 bytes each against 65535, so 56 in flight
+// (the last admitted at 65120 charged); 288 + 900 = 1188 gave 56 too, but
+// 129-byte writes show the rounding: 416 each, 158 in flight, not 207.
+TEST(UnixSocket, Linux24SendBufferRoundsWritesToTheCacheLine) {
+  EXPECT_EQ(capacity("linux-2.4.19", false, 1000), 56);
+  EXPECT_EQ(capacity("linux-2.4.19", false, 129), 158);
+}
+
 // 200-byte writes fill 4.0's send buffer at 1280 B each (the head moves
 // to kmalloc-1024): 167 in flight, the last admitted while 212480 B were
 // charged. Before stop 98 the model charged 868 B (768 plus the 100 bytes

@@ -770,7 +770,6 @@ Co<int64_t> pipe_read24(Proc& p, Pipe& pipe, int64_t count) {
 constexpr int64_t SK_BUFF_LINES = 4;  // struct sk_buff of v4.0: 232 bytes
 
 // unix_stream_sendmsg()'s skb size for `left` bytes still to send.
-int64_t skb_size(const UnixSock& sk, int64_t left) { return std::min(left, (sk.sndbuf >> 1) - 64); }
 bool sndbuf_has_room(const UnixSock& sk) { return sk.wmem_alloc - sk.wmem_bias < sk.sndbuf; }
 // skb_queue_tail()'s store of the old tail skb's next pointer, with the
 // line switch.
@@ -809,15 +808,6 @@ Co<void> wait_for_sndbuf_slow(Proc& p, UnixSock& sk) {
 [[nodiscard]] Step wait_for_sndbuf(Proc& p, UnixSock& sk) {
   if (sndbuf_has_room(sk)) return {};
   return wait_for_sndbuf_slow(p, sk);
-}
-// skb_set_owner_w(): the skb is charged to the sender before the copy.
-// 2.4.19's truesize is SKB_DATA_ALIGN(size) + sizeof(struct sk_buff) in
-// alloc_skb(); the preset gives the 100 B value, and larger writes add
-// their bytes (not checked against 2.4.19 beyond 100 B).
-int64_t charge_truesize24(UnixSock& sk, int64_t size) {
-  const int64_t truesize = sk.truesize_100 + std::max<int64_t>(0, size - 100);
-  sk.wmem_alloc += truesize;
-  return truesize;
 }
 
 CacheLine& wait_entry(Proc& p, UnixSock& sk) { return sk.wait_entry_lines[p.task()]; }
@@ -1177,7 +1167,8 @@ Co<int64_t> unix_send24(Proc& p, UnixSock& sk, int64_t len) {
     path.load(sk.ref_line);
   }
   while (sent < len) {
-    const int64_t size = skb_size(sk, len - sent);
+    const UnixSkbShape skb = unix_stream_skb(sk, len - sent);
+    const int64_t size = skb.size;
     // sock_alloc_send_skb(): sock_error(), then block while the send
     // buffer is used up (set_bit() of SOCK_ASYNC_NOSPACE and SOCK_NOSPACE
     // first), and sock_error() again.
@@ -1192,7 +1183,9 @@ Co<int64_t> unix_send24(Proc& p, UnixSock& sk, int64_t len) {
     } else {
       co_await wait_for_sndbuf(p, sk);
     }
-    const int64_t truesize = charge_truesize24(sk, size);
+    // skb_set_owner_w(): the skb is charged to the sender before the copy.
+    const int64_t truesize = skb.truesize;
+    sk.wmem_alloc += truesize;
     if (lines) {
       // alloc_skb(): the head and the data from this CPU's arrays (the
       // head's lines this CPU wrote when it freed it; the data's, and the
@@ -1374,7 +1367,26 @@ Co<int64_t> unix_recv24(Proc& p, UnixSock& sk, int64_t size) {
 // larger kmalloc takes whole pages of the next order. The preset's
 // unix_skb_truesize_100 is the 100-byte value (768 by this rule); another
 // value shifts every size by the same amount.
+//
+// 2.4.19 (net/unix/af_unix.c unix_stream_sendmsg(), net/core/skbuff.c
+// alloc_skb()): size = min(left, sndbuf / 2 - 64, SKB_MAX_ALLOC), all
+// linear, and "skb->truesize = size + sizeof(struct sk_buff)" with size
+// already SKB_DATA_ALIGN()ed ("XXX: does not include slab overhead"): no
+// kmalloc bucket. i386 with CONFIG_MPENTIUM4 (the 2.4 machine's P4):
+// SMP_CACHE_BYTES 128; sizeof(struct sk_buff) 160 with CONFIG_NETFILTER and
+// CONFIG_NET_SCHED, a distribution's configuration; struct skb_shared_info
+// 60 (MAX_SKB_FRAGS 6), so SKB_MAX_ALLOC = (16384 - 60) & ~127 = 16256.
+// The preset's 288 at 100 B is 128 + 160.
+static UnixSkbShape unix_stream_skb24(const UnixSock& sk, int64_t left) {
+  constexpr int64_t kPage = 4096, kCacheBytes = 128, kSkBuff = 160, kSharedInfo = 60;
+  constexpr int64_t kMaxAlloc = ((kPage << 2) - kSharedInfo) / kCacheBytes * kCacheBytes;
+  const auto truesize = [](int64_t size) { return (size + kCacheBytes - 1) / kCacheBytes * kCacheBytes + kSkBuff; };
+  const int64_t size = std::min({left, sk.sndbuf / 2 - 64, kMaxAlloc});
+  return {size, truesize(size) + sk.truesize_100 - truesize(100)};
+}
+
 UnixSkbShape unix_stream_skb(const UnixSock& sk, int64_t left) {
+  if (sk.linux24) return unix_stream_skb24(sk, left);
   constexpr int64_t kPage = 4096, kCacheBytes = 64, kSkBuff = 256, kSharedInfo = 320;
   constexpr int64_t kMaxHead = kPage - kSharedInfo;              // SKB_MAX_HEAD(0)
   constexpr int64_t kMaxAlloc = (kPage << 2) - kSharedInfo;      // SKB_MAX_ALLOC

@@ -131,9 +131,9 @@ struct UnixSock {
   SpinResource queue_lock;  // receive_queue.lock: the state lock only reads on 2.4
 };
 
-// One skb of a stream write with `left` bytes still to send, as 3.10's and
-// 4.0's unix_stream_sendmsg() size it: the bytes it carries and its
-// skb->truesize, which is charged to the sender's sk_wmem_alloc.
+// One skb of a stream write with `left` bytes still to send, as 2.4.19's,
+// 3.10's and 4.0's unix_stream_sendmsg() size it: the bytes it carries and
+// its skb->truesize, which is charged to the sender's sk_wmem_alloc.
 struct UnixSkbShape {
   int64_t size = 0;
   int64_t truesize = 0;
