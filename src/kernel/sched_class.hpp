@@ -33,6 +33,12 @@ enum EnqueueFlag : int { ENQUEUE_WAKEUP = 1, ENQUEUE_WAKING = 4, ENQUEUE_MIGRATE
 
 enum class CpuIdleType { NotIdle, Idle, NewlyIdle };
 
+// update_avg() (kernel/sched/core.c, 3.10 and 4.0): "s64 diff = sample -
+// *avg; *avg += diff >> 3;", an arithmetic shift, so a sample below the
+// average lowers it by an eighth of the difference rounded down (toward
+// minus infinity), not toward zero. rq->avg_idle is kept with it.
+[[nodiscard]] constexpr int64_t update_avg(int64_t avg, int64_t sample) { return avg + ((sample - avg) >> 3); }
+
 // The kernel path a piece of charged CPU time pays for: the statistics add
 // it up per path (Summary::work_by_path), so a result can be traced to the
 // work that moved. Syscall is a task's own system-call work (entry, pipe and

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernel/features.hpp"
+#include "kernel/sched_class.hpp"
 #include "kernel/sched_domain.hpp"
 #include "obs/observer.hpp"
 #include "obs/stats.hpp"
@@ -1285,6 +1286,18 @@ constexpr const char* kScaled = "WAKEUP_GRAN_BY_NR_RUNNING";
 // is 1 and the sleeper's 5.0 ms lead preempts as without the patch; beside
 // three the factor is 2 and its 4.8 ms lead still preempts; beside six the
 // factor is 4 and its 3.91 ms lead no longer does.
+// rq->avg_idle's update_avg() shifts the difference right by 3: a sample
+// 9 ns below the average lowers it by 2 (-9 >> 3), where division by 8
+// (the model before stop 99) lowered it by 1; above the average both give
+// the eighth rounded down.
+TEST(Cfs, AvgIdleUpdateRoundsTheEighthDown) {
+  EXPECT_EQ(kernel::update_avg(100, 91), 98);
+  EXPECT_EQ(kernel::update_avg(100, 99), 99);
+  EXPECT_EQ(kernel::update_avg(100, 109), 101);
+  EXPECT_EQ(kernel::update_avg(100, 107), 100);
+  EXPECT_EQ(kernel::update_avg(1000000, 0), 875000);
+}
+
 TEST(Cfs, WakeupGranByNrRunningScalesTheGranularityWithTheQueue) {
   for (const auto& [hogs, lead_us, preempts] :
        std::vector<std::tuple<int, int64_t, int64_t>>{{1, 4995, 1}, {3, 4787, 1}, {6, 3910, 0}}) {

@@ -1788,14 +1788,14 @@ void Cfs::enqueue_task(int cpu, Task* p, int flags) {
       const int64_t delta = core_.rq_clock(cpu) - r.idle_stamp;
       if (version() >= 313) {
         const int64_t max = 2 * r.max_idle_balance_cost;
-        r.avg_idle += (delta - r.avg_idle) / 8;
+        r.avg_idle = update_avg(r.avg_idle, delta);
         if (r.avg_idle > max) r.avg_idle = max;
       } else {
         const int64_t max = 2 * migration_cost_;
         if (delta > max)
           r.avg_idle = max;
         else
-          r.avg_idle += (delta - r.avg_idle) / 8;
+          r.avg_idle = update_avg(r.avg_idle, delta);
       }
       r.idle_stamp = 0;
     }
