@@ -126,6 +126,57 @@ TEST(UnixSocket, Linux40SendBufferHoldsFewerTwoHundredByteMessages) {
   EXPECT_EQ(capacity("linux-4.0", false, 200), 167);
 }
 
+namespace {
+hw::CpuMask cpu_zero() {
+  hw::CpuMask m;
+  m.set(0);
+  return m;
+}
+// Spins, sleeps, then writes 100-byte messages until it blocks for good.
+Co<void> spinning_writer(Proc& p, Fd* fd, int* written) {
+  co_await p.sched_setaffinity(cpu_zero());
+  co_await p.user(20000000);
+  co_await p.nanosleep(5000000);
+  co_await writer(p, fd, written, 100);
+}
+// Sleeps, fills the write end to one skb short of sk_sndbuf, spins until
+// just before a tick, then writes on.
+Co<void> filling_writer(Proc& p, Fd* fd, int* written, int64_t write_at) {
+  co_await p.sched_setaffinity(cpu_zero());
+  co_await p.nanosleep(21000000);
+  for (int i = 0; i < 277; ++i) {
+    co_await workload::sys_write(p, *fd, 100);
+    ++*written;
+  }
+  co_await p.spin_until(write_at);
+  co_await writer(p, fd, written, 100);
+}
+}  // namespace
+
+// 4.0's sock_alloc_send_pskb() checks sk_wmem_alloc against sk_sndbuf, then
+// allocates the skb (a GFP_KERNEL allocation: might_sleep(), a voluntary
+// preemption point) and only then charges it with skb_set_owner_w(). Two
+// senders share a write end on CPU 0. The filler, running since 21 ms, leaves
+// room for one more skb (277 of 278) and makes its next write as the 28 ms
+// tick finds its slice used up with the other sender queued: it passes the
+// check, is preempted at the allocation, and the other sender passes the
+// same check and charges the 278th skb; the filler then charges a 279th
+// without checking again. With the charge before the preemption point (the
+// model before stop 99) the end never holds more than 278.
+TEST(UnixSocket, Linux40SenderPreemptedAtTheAllocationOvershootsTheSendBuffer) {
+  TinySim s("1s2c1t", "linux-4.0");
+  Fd fds[2];
+  workload::make_socketpair(s.k.config(), fds);
+  int filled = 0, other = 0;
+  s.k.spawn("other", [&](Proc& p) { return spinning_writer(p, &fds[1], &other); }, 0);
+  s.k.spawn("filler", [&](Proc& p) { return filling_writer(p, &fds[1], &filled, 28000000 - 30); }, 0);
+  auto r = s.run();
+  EXPECT_EQ(r.outcome, kernel::RunResult::Outcome::Deadlock);
+  EXPECT_EQ(filled, 278);
+  EXPECT_EQ(other, 1);
+  EXPECT_EQ(s.k.check_invariants(), "");
+}
+
 TEST(Pipe, PingPongDeliversEveryTokenWithSyncWakeups) {
   for (const char* preset : {"linux-4.0", "linux-2.4.19"}) {
     TinySim s("1s2c1t", preset);

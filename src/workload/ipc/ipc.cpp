@@ -910,6 +910,14 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
     } else {
       co_await wait_for_sndbuf(p, sk);
     }
+    // alloc_skb(GFP_KERNEL) may sleep: with CONFIG_PREEMPT_VOLUNTARY its
+    // might_sleep() is a preemption point between the sndbuf check above and
+    // skb_set_owner_w() below, and a sender preempted there charges its skb
+    // without checking again, so the senders sharing a write end can
+    // overshoot sk_sndbuf by one skb each (2.4 has no such point:
+    // unix_send24()). The work of the call follows the charge; no point
+    // follows until the return to user mode.
+    co_await p.sys_after_might_sleep(0);
     const int64_t truesize = skb.truesize;
     sk.wmem_alloc += truesize;  // skb_set_owner_w(), before the copy
     if (sk.charge_lines) {
@@ -927,13 +935,11 @@ Co<int64_t> unix_send(Proc& p, UnixSock& sk, int64_t len) {
       path.locked(sk.wmem_line);
       path.store_run_to(sk.skb_freed_on, (size + 63) / 64);
     }
-    // alloc_skb(GFP_KERNEL) may sleep: with CONFIG_PREEMPT_VOLUNTARY a
-    // preemption point before the work (2.4 has none: unix_send24()); none
-    // follows until the return to user mode. The call's work after its
-    // wakeup (unix_send_tail) comes after sk_data_ready(), below.
+    // The call's work after its wakeup (unix_send_tail) comes after
+    // sk_data_ready(), below.
     const bool last = sent + size >= len;
     const int64_t head = c.unix_send_base - (last ? c.unix_send_tail : 0);
-    co_await p.sys_after_might_sleep(head + path.take_stall() + copy_cost(p, p.cpu(), size));
+    co_await p.sys(head + path.take_stall() + copy_cost(p, p.cpu(), size));
     if (other.charge_lines) {
       // unix_state_lock(other), which waits for the data's stores;
       // maybe_add_creds() loads the receiver's socket flags;
