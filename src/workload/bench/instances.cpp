@@ -77,10 +77,16 @@ namespace {
 // What the shell's child does for `[numactl --cpunodebind=K] perf bench ... &`:
 // numactl sets the CPU mask (sched_setaffinity()) and execs; execve() perf
 // (where sched_exec() may move it, inside the mask), then run the benchmark.
-// numactl's own execve() is folded into perf's: one exec, not two.
-kernel::Co<void> exec_perf(Proc& p, kernel::Program bench, int node) {
+// numactl's own execve() is folded into perf's: one exec, not two. perf is a
+// large dynamically linked binary: before main() gets to the benchmark
+// (perf bench sched pipe's pipe() and fork()), the dynamic loader maps and
+// relocates its libraries and perf sets itself up, all on the CPU
+// sched_exec() chose (perf_startup, charged as user work). exec_base is a
+// small binary's execve(); the other benchmarks' binaries are small.
+kernel::Co<void> exec_perf(Proc& p, kernel::Program bench, int node, bool perf) {
   if (node >= 0) co_await p.sched_setaffinity(p.kernel().machine().topo().node_mask(node));
   co_await p.exec();
+  if (perf) co_await p.user(p.costs().perf_startup);
   co_await bench(p);
 }
 
@@ -90,7 +96,9 @@ kernel::Co<void> launcher(Proc& p, std::vector<kernel::Program> programs, std::s
                           std::vector<int> node_of_instance, int64_t unpin_after_ns) {
   for (size_t i = 0; i < programs.size(); ++i) {
     const int node = node_of_instance.empty() ? -1 : node_of_instance[i];
-    kernel::Program child = [bench = programs[i], node](Proc& c) { return exec_perf(c, bench, node); };
+    kernel::Program child = [bench = programs[i], node, perf = comm == "perf"](Proc& c) {
+      return exec_perf(c, bench, node, perf);
+    };
     co_await p.fork(comm.c_str(), child, false);
   }
   if (!node_of_instance.empty()) {
